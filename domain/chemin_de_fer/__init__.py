@@ -1,0 +1,1 @@
+"""Chemin de fer ("Zheleznaya doroga"), RULES.md Game A."""

@@ -1,0 +1,251 @@
+"""The rules of Chemin de fer (RULES.md, Game A) as small pure functions.
+
+Each function is named after the rule it implements and quotes its point number; the aggregate in
+table.py only sequences them and records what they decide.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from domain.cards import point_value, rank_order
+from domain.errors import InvalidRules
+
+GAME = "chemin-de-fer"
+MIN_PLAYERS, MAX_PLAYERS = 2, 12
+MIN_STOP_CARD = 6
+MAX_STOP_CARD = 52
+MAX_COMMISSION_PERCENT = 50
+
+DRAW, STAND, EITHER = "draw", "stand", "either"
+PUNTER, BANKER, TIE = "punter", "banker", "tie"
+DRAW_RULES = ("classic", "free")
+
+
+# --- options ---------------------------------------------------------------------------------------
+
+def resolve_rules(options: Mapping[str, Any], players: int) -> dict[str, Any]:
+    """The table's options with defaults filled in; refuses unknown options and values out of range.
+
+    Recorded in TableOpened and never changed, so a replay runs under the rules the table was played with.
+    """
+    rules: dict[str, Any] = {
+        "decks": players,  # A: "as many decks as players"
+        "stop_card": 7,
+        "draw_rule": "classic",
+        "auto_forced": True,
+        "commission_percent": 0,
+    }
+    unknown = sorted(set(options) - set(rules))
+    if unknown:
+        raise InvalidRules(
+            unknown[0],
+            f"Unknown rules option '{unknown[0]}' for {GAME}; the options are: {', '.join(rules)}.",
+        )
+    rules.update(options)
+    _require_int(rules, "decks", 2, 12)
+    _require_int(rules, "stop_card", MIN_STOP_CARD, MAX_STOP_CARD)
+    _require_int(rules, "commission_percent", 0, MAX_COMMISSION_PERCENT)
+    if rules["draw_rule"] not in DRAW_RULES:
+        raise InvalidRules("draw_rule", "Option 'draw_rule' must be 'classic' or 'free'.")
+    if not isinstance(rules["auto_forced"], bool):
+        raise InvalidRules("auto_forced", "Option 'auto_forced' must be true or false.")
+    return rules
+
+
+def _require_int(rules: dict[str, Any], name: str, low: int, high: int) -> None:
+    value = rules[name]
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        raise InvalidRules(name, f"Option '{name}' must be a whole number from {low} to {high}; got {value!r}.")
+
+
+# --- A.1 seating by lots ---------------------------------------------------------------------------
+
+def lots_groups(draws: Sequence[tuple[str, str]]) -> list[list[str]]:
+    """A.1: players grouped by the rank they drew, highest rank first, listed order kept inside a group.
+
+    A group of more than one is tied and draws again among themselves; suits never break ties.
+    """
+    by_rank: dict[int, list[str]] = {}
+    for player, card in draws:
+        by_rank.setdefault(rank_order(card), []).append(player)
+    return [by_rank[r] for r in sorted(by_rank, reverse=True)]
+
+
+# --- seats -----------------------------------------------------------------------------------------
+
+def left_of(seat: int, seats: int) -> int:
+    """"Left neighbour" of seat i is seat i+1 (mod n): play goes clockwise."""
+    return (seat + 1) % seats
+
+
+def right_of(seat: int, seats: int) -> int:
+    return (seat - 1) % seats
+
+
+def cutter_seat(banker_seat: int, seats: int) -> int:
+    """A.2: only the player seated to the banker's right cuts."""
+    return right_of(banker_seat, seats)
+
+
+def cut_positions(shoe_size: int) -> tuple[int, int]:
+    """A.2: a cut at a position 1..N-1."""
+    return 1, shoe_size - 1
+
+
+def stake_order(banker_seat: int, seats: int) -> list[int]:
+    """A.4: players speak in clockwise order from the banker's left."""
+    return [(banker_seat + k) % seats for k in range(1, seats)]
+
+
+def next_banker_seat(banker_seat: int, seats: int) -> int:
+    """A.12: a bank lost or given up passes to the next seat clockwise."""
+    return left_of(banker_seat, seats)
+
+
+# --- A.4 - A.6 stakes ------------------------------------------------------------------------------
+
+def largest_stake_allowed(bank: int, stakes: Mapping[str, int]) -> int:
+    """A.4: the stakes together may not exceed the bank; a stake may cover at most the uncovered rest."""
+    return bank - sum(stakes.values())
+
+
+def bank_covered(bank: int, stakes: Mapping[str, int]) -> bool:
+    """A.4: once the bank is fully covered the players still to speak are skipped."""
+    return sum(stakes.values()) >= bank
+
+
+def bank_at_risk(bank: int, stakes: Mapping[str, int]) -> int:
+    """A.5: stakes that do not cover the bank leave the excess withdrawn; at risk = the sum of stakes."""
+    return min(bank, sum(stakes.values()))
+
+
+def choose_punter(stakes: Mapping[str, int]) -> str:
+    """A.6: the largest stake plays the hand; on equal stakes, the one who staked first.
+
+    ``stakes`` iterates in the order the stakes were placed.
+    """
+    best_player, best = "", 0
+    for player, amount in stakes.items():
+        if amount > best:
+            best_player, best = player, amount
+    return best_player
+
+
+# --- A.8 points ------------------------------------------------------------------------------------
+
+def hand_total(cards: Sequence[str]) -> int:
+    """A.8: the sum of point values mod 10."""
+    return sum(point_value(c) for c in cards) % 10
+
+
+def is_natural(cards: Sequence[str]) -> bool:
+    """A.8: a two-card 8 or 9."""
+    return len(cards) == 2 and hand_total(cards) >= 8
+
+
+# --- A.9 / A.10 draws ------------------------------------------------------------------------------
+
+def punter_choice(total: int, draw_rule: str) -> str:
+    """A.9: classic: must draw on 0-4, free on 5, must stand on 6-7. free: free choice on 0-7."""
+    if draw_rule == "free":
+        return EITHER
+    if total <= 4:
+        return DRAW
+    if total == 5:
+        return EITHER
+    return STAND
+
+
+def banker_choice(banker_total: int, punter_third: int | None, draw_rule: str) -> str:
+    """A.10: the banker's tableau. ``punter_third`` is the point value of the punter's third card,
+    or None if the punter stood."""
+    if draw_rule == "free":
+        return EITHER
+    b, p = banker_total, punter_third
+    if p is None:
+        return DRAW if b <= 5 else STAND
+    if b <= 2:
+        return DRAW
+    if b == 3:
+        return EITHER if p == 9 else (STAND if p == 8 else DRAW)
+    if b == 4:
+        return DRAW if 2 <= p <= 7 else STAND
+    if b == 5:
+        return DRAW if 5 <= p <= 7 else (EITHER if p == 4 else STAND)
+    if b == 6:
+        return DRAW if p in (6, 7) else STAND
+    return STAND
+
+
+def punter_rule_text(total: int, draw_rule: str) -> str:
+    if draw_rule == "free":
+        return "under the free draw rule the punter chooses freely on 0-7."
+    if total <= 4:
+        return f"the punter must draw on {total} (classic rule: draw on 0-4)."
+    if total == 5:
+        return "the punter chooses freely on 5."
+    return f"the punter must stand on {total} (classic rule: stand on 6-7)."
+
+
+def banker_rule_text(banker_total: int, punter_third: int | None, draw_rule: str) -> str:
+    if draw_rule == "free":
+        return "under the free draw rule the banker chooses freely on 0-7."
+    choice = banker_choice(banker_total, punter_third, draw_rule)
+    if punter_third is None:
+        situation = f"the punter stood and the banker has {banker_total}"
+        base = "(classic rule: after a punter stands the banker draws on 0-5 and stands on 6-7)"
+    else:
+        situation = f"the banker has {banker_total} against a punter's third card worth {punter_third}"
+        base = "(classic tableau, RULES.md A.10)"
+    verdict = {DRAW: "must draw", STAND: "must stand", EITHER: "chooses freely"}[choice]
+    return f"{situation}, so the banker {verdict} {base}."
+
+
+# --- A.11 showdown and settlement ------------------------------------------------------------------
+
+def coup_winner(punter_total: int, banker_total: int) -> str:
+    """A.8 / A.11: the higher total wins; equal totals tie."""
+    if punter_total > banker_total:
+        return PUNTER
+    if banker_total > punter_total:
+        return BANKER
+    return TIE
+
+
+def commission(winnings: int, percent: int) -> int:
+    """A.11: the house takes ``percent`` of the banker's winnings, rounded down to whole units."""
+    return winnings * percent // 100
+
+
+def settlement(
+    stakes: Mapping[str, int], banker: str, winner: str, commission_percent: int
+) -> list[dict[str, Any]]:
+    """A.11: who pays whom. Punter wins: the banker pays every staking player their stake.
+    Banker wins: every staking player pays the banker their stake, then the banker pays commission.
+    A tie pays nothing."""
+    payments: list[dict[str, Any]] = []
+    if winner == PUNTER:
+        for player, amount in stakes.items():
+            payments.append({"payer": banker, "payee": player, "amount": amount, "reason": "stake won"})
+    elif winner == BANKER:
+        for player, amount in stakes.items():
+            payments.append({"payer": player, "payee": banker, "amount": amount, "reason": "stake lost"})
+        fee = commission(sum(stakes.values()), commission_percent)
+        if fee:
+            payments.append({"payer": banker, "payee": "house", "amount": fee, "reason": "commission"})
+    return payments
+
+
+def bank_after_win(at_risk: int, stakes: Mapping[str, int], commission_percent: int) -> int:
+    """A.12: a banker who wins keeps the bank: the bank at risk plus the stakes won, less commission."""
+    won = sum(stakes.values())
+    return at_risk + won - commission(won, commission_percent)
+
+
+# --- A.2 stop card ---------------------------------------------------------------------------------
+
+def takes_stop_zone(position: int, shoe_size: int, stop_card: int) -> bool:
+    """A.2: a coup that takes any of the last ``stop_card`` cards finishes the shoe once settled."""
+    return position >= shoe_size - stop_card

@@ -1,0 +1,564 @@
+"""The Chemin de fer table aggregate (RULES.md, Game A).
+
+Commands validate against the rules in rules.py, then record past-tense events; ``when_*`` methods only
+assign state. Phases name what the table waits for:
+
+    seating -> shuffle -> cut -> bank -> stakes -> close -> deal -> punter_draw -> banker_draw -> (settled)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import datetime
+from typing import Any
+
+from domain.cards import point_value
+from domain.chemin_de_fer import rules as R
+from domain.errors import BadArgument, IllegalDraw, NotAllowedNow, StakeAboveBank
+from domain.table import (
+    DEALER_RULE,
+    SERVICE,
+    CardDealt,
+    Recorder,
+    ShoeCut,
+    ShoeRevealed,
+    ShoeShuffled,
+    Table,
+    TableEvent,
+    parse_args,
+    validate_players,
+)
+
+SEATING, SHUFFLE, CUT, BANK, STAKES, CLOSE, DEAL = "seating", "shuffle", "cut", "bank", "stakes", "close", "deal"
+PUNTER_DRAW, BANKER_DRAW = "punter_draw", "banker_draw"
+
+
+# --- events (past-tense facts; the shared ones live in domain/table.py) -----------------------------
+
+class SeatsDrawn(TableEvent):
+    """A.1: the seats decided by lots; seat 0 is the banker."""
+
+    seats: list[str]
+    banker: str
+
+
+class BankPosted(TableEvent):
+    banker: str
+    amount: int
+
+
+class StakePlaced(TableEvent):
+    player: str
+    amount: int
+
+
+class StakePassed(TableEvent):
+    player: str
+
+
+class CoupCalledOff(TableEvent):
+    """A.5: every player passed, so no coup is dealt; the banker posts again or passes the bank."""
+
+    banker: str
+    reason: str
+
+
+class StakesClosed(TableEvent):
+    """A.5 "Zametano": betting is closed; A.6: the largest stake plays the hand."""
+
+    coup: int
+    stakes: dict[str, int]
+    punter: str
+    bank: int
+
+
+class ExcessWithdrawn(TableEvent):
+    """A.5: stakes short of the bank leave the excess withdrawn: the bank at risk is the sum of stakes."""
+
+    banker: str
+    amount: int
+    bank_at_risk: int
+
+
+class HandStood(TableEvent):
+    player: str
+    hand: str
+    total: int
+
+
+class HandsShown(TableEvent):
+    punter: list[str]
+    banker: list[str]
+    punter_total: int
+    banker_total: int
+    natural: bool
+
+
+class CoupSettled(TableEvent):
+    """A.11: the higher total won; ``next_bank`` is the bank a winning banker keeps (A.12)."""
+
+    coup: int
+    winner: str
+    punter_total: int
+    banker_total: int
+    next_bank: int
+
+
+class CoupTied(TableEvent):
+    """A.11: equal totals; the cards are set aside and the coup is dealt again, same stakes and bank."""
+
+    coup: int
+    total: int
+
+
+class BankPassed(TableEvent):
+    """A.12: the bank moves to the next seat clockwise (lost, or given up)."""
+
+    from_banker: str
+    to_banker: str
+    reason: str
+
+
+class ShoeFinished(TableEvent):
+    """A.2: the coup took one of the last ``stop_card`` cards; the shoe ends with it."""
+
+    shoe: int
+    dealt: int
+
+
+# argument kinds accepted by each command: checked before any rule, so a malformed body appends nothing
+COMMANDS: dict[str, dict[str, str]] = {
+    "draw_seats": {},
+    "shuffle": {},
+    "cut": {"position": "int"},
+    "post_bank": {"amount": "amount"},
+    "place_stake": {"amount": "amount"},
+    "pass": {},
+    "close_stakes": {},
+    "deal": {},
+    "draw": {},
+    "stand": {},
+    "pass_bank": {},
+}
+
+
+class ChemindeferTable(Table):
+    GAME = R.GAME
+    COMMANDS = COMMANDS
+
+    def __init__(self, game: str, players: list[str], rules: dict[str, Any], digest: str, command: int) -> None:
+        super().__init__(game, players, rules, digest, command)
+        self.phase = SEATING
+        self.resume = BANK  # where play resumes after a new shoe is shuffled and cut (A.2)
+        self.seats: list[str] = []
+        self.banker_seat = 0
+        self.bank = 0
+        self.stakes: dict[str, int] = {}
+        self.spoken: list[str] = []
+        self.punter = ""
+        self.hands: dict[str, list[str]] = {"punter": [], "banker": []}
+        self.punter_third: int | None = None  # point value of the punter's third card, for A.10
+        self.punter_done = False
+        self.can_pass_bank = False
+        self.coup = 0
+        self.stop_zone_reached = False
+        self.redeal = False  # a tied coup is dealt again: a new round from its first card
+        self.lots: list[dict[str, str]] = []
+
+    @classmethod
+    def open(cls, players: Any, options: Any, now: datetime) -> "ChemindeferTable":
+        names = validate_players(players, R.MIN_PLAYERS, R.MAX_PLAYERS)
+        if not isinstance(options, dict):
+            raise BadArgument("rules", "'rules' must be an object of options.")
+        return cls._open(names, R.resolve_rules(options, len(names)), now)
+
+    # --- who is who --------------------------------------------------------------------------------
+
+    @property
+    def banker(self) -> str:
+        return self.seats[self.banker_seat] if self.seats else ""
+
+    @property
+    def cutter(self) -> str:
+        return self.seats[R.cutter_seat(self.banker_seat, len(self.seats))]
+
+    def next_speaker(self) -> str | None:
+        """A.4: the first player, clockwise from the banker's left, who has neither staked nor passed."""
+        if R.bank_covered(self.bank, self.stakes):
+            return None
+        for seat in R.stake_order(self.banker_seat, len(self.seats)):
+            if self.seats[seat] not in self.spoken:
+                return self.seats[seat]
+        return None
+
+    def expects(self) -> list[dict[str, str]]:
+        """Every command that is legal now, one entry per command and player."""
+        p = self.phase
+        if p == SEATING:
+            return [{"command": "draw_seats", "player": name} for name in self.players]
+        if p == SHUFFLE:
+            return [{"command": "shuffle", "player": self.banker}]
+        if p == CUT:
+            return [{"command": "cut", "player": self.cutter}]
+        out = []
+        if p == BANK:
+            out.append({"command": "post_bank", "player": self.banker})
+        elif p == STAKES:
+            speaker = self.next_speaker()
+            if speaker:
+                out += [{"command": "place_stake", "player": speaker}, {"command": "pass", "player": speaker}]
+        elif p == CLOSE:
+            out.append({"command": "close_stakes", "player": self.banker})
+        elif p == DEAL:
+            out.append({"command": "deal", "player": self.banker})
+        elif p in (PUNTER_DRAW, BANKER_DRAW):
+            who = self.punter if p == PUNTER_DRAW else self.banker
+            out += [{"command": c, "player": who} for c in self._legal_choices()]
+        if self.can_pass_bank and p in (BANK, STAKES) and not self.spoken:
+            out.append({"command": "pass_bank", "player": self.banker})
+        return out
+
+    # --- commands ----------------------------------------------------------------------------------
+
+    def handle(
+        self, command: str, player: str, args: dict[str, Any], now: datetime, new_seed: Callable[[], bytes]
+    ) -> None:
+        """Runs one command: checks that it is expected from this player now, then decides and records."""
+        args = parse_args(self.GAME, COMMANDS, command, args)
+        allowed = {(e["command"], e["player"]) for e in self.expects()}
+        if (command, player) not in allowed:
+            raise self._not_allowed(command, player)
+        rec = Recorder(self, now)
+        method = getattr(self, "do_" + command)
+        if command in ("draw_seats", "shuffle"):
+            method(rec, player, new_seed, **args)
+        else:
+            method(rec, player, **args)
+
+    def _not_allowed(self, command: str, player: str) -> NotAllowedNow:
+        expects = self.expects()
+        if not expects:
+            return NotAllowedNow("The table expects no command now.", expects)
+        wanted = "; ".join(f"{e['command']} by {e['player']}" for e in expects)
+        same = [e["player"] for e in expects if e["command"] == command]
+        if same:
+            why = f"It is not {player}'s turn to {command}: the table waits for {wanted}."
+        else:
+            why = f"'{command}' is not allowed now ({self.phase_description()}); the table waits for {wanted}."
+        return NotAllowedNow(why, expects)
+
+    def phase_description(self) -> str:
+        return {
+            SEATING: "seats are drawn by lots first",
+            SHUFFLE: "the shoe must be shuffled",
+            CUT: "the shoe must be cut",
+            BANK: "the banker must post a bank",
+            STAKES: "stakes are being placed",
+            CLOSE: "the banker must close the stakes",
+            DEAL: "the banker must deal",
+            PUNTER_DRAW: "the punter decides on a third card",
+            BANKER_DRAW: "the banker decides on a third card",
+        }[self.phase]
+
+    def do_draw_seats(self, rec: Recorder, player: str, new_seed: Callable[[], bytes]) -> None:
+        """A.1: lots from a fresh single deck; ties draw again among themselves, highest group first."""
+        order: list[str] = []
+        pending = [list(self.players)]  # groups still to be ordered, highest first
+        self._shuffle(rec, SERVICE, "lots", 1, new_seed())
+        while pending:
+            group = pending.pop(0)
+            if len(group) == 1:
+                order.append(group[0])
+                continue
+            draws = []
+            for name in group:
+                if self.shoe["dealt"] >= len(self.shoe["cards"]):
+                    # A lots deck run dry (vanishingly rare): reveal it and take a fresh one.
+                    self._reveal(rec)
+                    self._shuffle(rec, SERVICE, "lots", 1, new_seed())
+                draws.append((name, self._take(rec, name, name, True)))
+            pending = R.lots_groups(draws) + pending
+        rec(SeatsDrawn, SERVICE, seats=order, banker=order[0])
+        self._reveal(rec)
+
+    def do_shuffle(self, rec: Recorder, player: str, new_seed: Callable[[], bytes]) -> None:
+        """A.2: all decks are shuffled together by the banker."""
+        self._shuffle(rec, player, "shoe", self.rules["decks"], new_seed())
+
+    def do_cut(self, rec: Recorder, player: str, position: int) -> None:
+        """A.2: the player to the banker's right cuts at 1..N-1."""
+        low, high = R.cut_positions(len(self.shoe["cards"]))
+        if not low <= position <= high:
+            raise BadArgument("position", f"The cut position must be from {low} to {high}; got {position}.")
+        rec(ShoeCut, player, shoe=self.shoe["number"], position=position)
+
+    def do_post_bank(self, rec: Recorder, player: str, amount: int) -> None:
+        """A.3: the banker puts up the bank, an amount > 0."""
+        rec(BankPosted, player, banker=player, amount=amount)
+
+    def do_place_stake(self, rec: Recorder, player: str, amount: int) -> None:
+        """A.4: a stake above the uncovered rest of the bank is refused, naming the largest allowed."""
+        most = R.largest_stake_allowed(self.bank, self.stakes)
+        if amount > most:
+            raise StakeAboveBank(amount, most)
+        rec(StakePlaced, player, player=player, amount=amount)
+
+    def do_pass(self, rec: Recorder, player: str) -> None:
+        rec(StakePassed, player, player=player)
+        if self.phase == CLOSE and not self.stakes:
+            rec(CoupCalledOff, DEALER_RULE, banker=self.banker, reason="every player passed")
+
+    def do_close_stakes(self, rec: Recorder, player: str) -> None:
+        """A.5 "Zametano": closed; the excess of an uncovered bank is withdrawn (A.5); A.6 picks the punter."""
+        at_risk = R.bank_at_risk(self.bank, self.stakes)
+        rec(
+            StakesClosed,
+            player,
+            coup=self.coup,
+            stakes=dict(self.stakes),
+            punter=R.choose_punter(self.stakes),
+            bank=self.bank,
+        )
+        if at_risk < self.bank:
+            rec(ExcessWithdrawn, player, banker=player, amount=self.bank - at_risk, bank_at_risk=at_risk)
+
+    def do_deal(self, rec: Recorder, player: str) -> None:
+        """A.7: punter, banker, punter, banker, face down."""
+        for to in (self.punter, player, self.punter, player):
+            self._take(rec, player, to, False)
+        self._advance(rec)
+
+    def do_draw(self, rec: Recorder, player: str) -> None:
+        self._choose(rec, player, R.DRAW)
+        self._advance(rec)
+
+    def do_stand(self, rec: Recorder, player: str) -> None:
+        self._choose(rec, player, R.STAND)
+        self._advance(rec)
+
+    def do_pass_bank(self, rec: Recorder, player: str) -> None:
+        """A.12: the banker gives the bank up, after a settled coup and before the first player speaks."""
+        self._pass_bank(rec, player, "given up")
+
+    # --- sequencing within a coup ------------------------------------------------------------------
+
+    def _legal_choices(self) -> list[str]:
+        choice = self._choice_now()
+        return [R.DRAW, R.STAND] if choice == R.EITHER else [choice]
+
+    def _choice_now(self) -> str:
+        if self.phase == PUNTER_DRAW:
+            return R.punter_choice(R.hand_total(self.hands["punter"]), self.rules["draw_rule"])
+        return R.banker_choice(R.hand_total(self.hands["banker"]), self.punter_third, self.rules["draw_rule"])
+
+    def _rule_text(self) -> str:
+        rule = self.rules["draw_rule"]
+        if self.phase == PUNTER_DRAW:
+            return R.punter_rule_text(R.hand_total(self.hands["punter"]), rule)
+        return R.banker_rule_text(R.hand_total(self.hands["banker"]), self.punter_third, rule)
+
+    def _choose(self, rec: Recorder, actor: str, choice: str) -> None:
+        """A.9 / A.10: at most one third card, face up; a choice the draw rule forbids is refused."""
+        legal = self._choice_now()
+        if legal not in (R.EITHER, choice):
+            raise IllegalDraw(choice.capitalize(), self._rule_text(), legal)
+        hand = "punter" if self.phase == PUNTER_DRAW else "banker"
+        who = self.punter if hand == "punter" else self.banker
+        if choice == R.DRAW:
+            self._take(rec, actor, who, True)
+        else:
+            rec(HandStood, actor, player=who, hand=hand, total=R.hand_total(self.hands[hand]))
+
+    def _advance(self, rec: Recorder) -> None:
+        """Plays on as far as the rules decide alone: naturals, forced choices (auto_forced), showdown."""
+        punter, banker = self.hands["punter"], self.hands["banker"]
+        if self.phase == PUNTER_DRAW and (R.is_natural(punter) or R.is_natural(banker)):
+            self._showdown(rec, natural=True)  # A.8: both shown at once, the coup is decided
+            return
+        while self.phase in (PUNTER_DRAW, BANKER_DRAW):
+            choice = self._choice_now()
+            if choice == R.EITHER or not self.rules["auto_forced"]:
+                return  # a decision for a person
+            self._choose(rec, DEALER_RULE, choice)
+        self._showdown(rec, natural=False)
+
+    def _showdown(self, rec: Recorder, natural: bool) -> None:
+        """A.11: the higher total wins; a tie re-deals with the same stakes and bank."""
+        punter, banker = self.hands["punter"], self.hands["banker"]
+        pt, bt = R.hand_total(punter), R.hand_total(banker)
+        rec(HandsShown, DEALER_RULE, punter=list(punter), banker=list(banker),
+            punter_total=pt, banker_total=bt, natural=natural)
+        winner = R.coup_winner(pt, bt)
+        banker_name = self.banker
+        if winner == R.TIE:
+            rec(CoupTied, DEALER_RULE, coup=self.coup, total=pt)
+        else:
+            percent = self.rules["commission_percent"]
+            next_bank = R.bank_after_win(self.bank, self.stakes, percent) if winner == R.BANKER else 0
+            payments = R.settlement(self.stakes, banker_name, winner, percent)
+            rec(CoupSettled, DEALER_RULE, coup=self.coup, winner=winner,
+                punter_total=pt, banker_total=bt, next_bank=next_bank)
+            for p in payments:
+                self._pay(rec, DEALER_RULE, **p)
+            if winner == R.PUNTER:
+                self._pass_bank(rec, DEALER_RULE, "lost")  # A.12: a banker who loses loses the bank
+        if self.stop_zone_reached:
+            rec(ShoeFinished, DEALER_RULE, shoe=self.shoe["number"], dealt=self.shoe["dealt"])
+            self._reveal(rec)
+
+    def _pass_bank(self, rec: Recorder, actor: str, reason: str) -> None:
+        seat = R.next_banker_seat(self.banker_seat, len(self.seats))
+        rec(BankPassed, actor, from_banker=self.banker, to_banker=self.seats[seat], reason=reason)
+
+    # --- applying events ---------------------------------------------------------------------------
+
+    def when_ShoeShuffled(self, e: ShoeShuffled) -> None:
+        super().when_ShoeShuffled(e)
+        if e.deck == "shoe":
+            self.phase = CUT
+
+    def when_ShoeCut(self, e: ShoeCut) -> None:
+        super().when_ShoeCut(e)
+        self.phase = self.resume
+        self.stop_zone_reached = False
+
+    def when_CardDealt(self, e: CardDealt) -> None:
+        super().when_CardDealt(e)
+        if self.shoe["deck"] == "lots":
+            self.lots.append({"player": e.to, "card": e.card})
+            return
+        if R.takes_stop_zone(e.position, len(self.shoe["cards"]), self.rules["stop_card"]):
+            self.stop_zone_reached = True
+        if self.phase == DEAL:
+            if self.redeal:
+                self.coup += 1
+                self.redeal = False
+            hand = "banker" if e.to == self.banker else "punter"
+            self.hands[hand].append(e.card)
+            if len(self.hands["banker"]) == 2:
+                self.phase = PUNTER_DRAW
+                self.punter_done = False
+        elif self.phase == PUNTER_DRAW:
+            self.hands["punter"].append(e.card)
+            self.punter_third = point_value(e.card)
+            self.phase = BANKER_DRAW
+        elif self.phase == BANKER_DRAW:
+            self.hands["banker"].append(e.card)
+            self.phase = "showdown"
+
+    def when_SeatsDrawn(self, e: SeatsDrawn) -> None:
+        self._after(e)
+        self.seats = list(e.seats)
+        self.banker_seat = 0
+        self.phase = SHUFFLE
+        self.resume = BANK
+
+    def when_ShoeRevealed(self, e: ShoeRevealed) -> None:
+        super().when_ShoeRevealed(e)
+        if self.shoe["deck"] == "shoe":
+            # A.2: play resumes where it stood, after a new shuffle and cut
+            self.resume = self.phase
+            self.phase = SHUFFLE
+
+    def when_BankPosted(self, e: BankPosted) -> None:
+        self._after(e)
+        self.bank = e.amount
+        self.stakes = {}
+        self.spoken = []
+        self.can_pass_bank = False
+        self.phase = STAKES
+
+    def when_StakePlaced(self, e: StakePlaced) -> None:
+        self._after(e)
+        if not self.stakes:
+            self.coup += 1  # a round is one coup, from its first stake
+        self.stakes[e.player] = e.amount
+        self._spoke(e.player)
+
+    def when_StakePassed(self, e: StakePassed) -> None:
+        self._after(e)
+        self._spoke(e.player)
+
+    def _spoke(self, player: str) -> None:
+        self.spoken.append(player)
+        if self.next_speaker() is None:
+            self.phase = CLOSE
+
+    def when_CoupCalledOff(self, e: CoupCalledOff) -> None:
+        self._after(e)
+        self.spoken = []
+        self.phase = BANK
+        self.can_pass_bank = True
+
+    def when_StakesClosed(self, e: StakesClosed) -> None:
+        self._after(e)
+        self.punter = e.punter
+        self.can_pass_bank = False
+        self.phase = DEAL
+
+    def when_ExcessWithdrawn(self, e: ExcessWithdrawn) -> None:
+        self._after(e)
+        self.bank = e.bank_at_risk
+
+    def when_HandStood(self, e: HandStood) -> None:
+        self._after(e)
+        self.phase = BANKER_DRAW if e.hand == "punter" else "showdown"
+
+    def when_HandsShown(self, e: HandsShown) -> None:
+        self._after(e)
+        self.phase = "settling"
+
+    def when_CoupTied(self, e: CoupTied) -> None:
+        self._after(e)
+        self._clear_hands()
+        self.redeal = True
+        self.phase = DEAL
+
+    def when_CoupSettled(self, e: CoupSettled) -> None:
+        self._after(e)
+        self._clear_hands()
+        self.stakes = {}
+        self.spoken = []
+        self.punter = ""
+        if e.winner == R.BANKER:
+            self.bank = e.next_bank  # A.12: the winner keeps the bank, stakes open again at once
+            self.phase = STAKES
+            self.can_pass_bank = True
+
+    def when_BankPassed(self, e: BankPassed) -> None:
+        self._after(e)
+        self.banker_seat = self.seats.index(e.to_banker)
+        self.bank = 0
+        self.stakes = {}
+        self.spoken = []
+        self.can_pass_bank = False
+        self.phase = BANK
+
+    def when_ShoeFinished(self, e: ShoeFinished) -> None:
+        self._after(e)
+
+    def _clear_hands(self) -> None:
+        self.hands = {"punter": [], "banker": []}
+        self.punter_third = None
+
+    # --- the table as anyone may see it --------------------------------------------------------------
+
+    def view(self) -> dict[str, Any]:
+        return {
+            "game": self.game,
+            "rules": dict(self.rules),
+            "players": list(self.players),
+            "seats": list(self.seats),
+            "banker": self.banker or None,
+            "phase": self.phase,
+            "balances": dict(self.balances),
+            "house": self.accounts.get("house", 0),
+            "round": self.coup,
+            "expects": self.expects(),
+            "bank": self.bank,
+            "stakes": dict(self.stakes),
+            "punter": self.punter or None,
+            "hands": {"punter": list(self.hands["punter"]), "banker": list(self.hands["banker"])},
+            "shoe": self.shoe_view() if self.shoe.get("deck") == "shoe" else {"number": None, "dealt": 0, "remaining": 0},
+            "lots": list(self.lots),
+        }
