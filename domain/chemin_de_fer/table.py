@@ -166,7 +166,10 @@ class ChemindeferTable(Table):
         self.lots: list[dict[str, str]] = []
 
     @classmethod
-    def open(cls, players: Any, options: Any, now: datetime) -> "ChemindeferTable":
+    def open(cls, players: Any, options: Any, now: datetime, **roles: Any) -> "ChemindeferTable":
+        if roles:
+            field = sorted(roles)[0]
+            raise BadArgument(field, f"'{field}' is a card lottery field; Chemin de fer seats its banker by lots.")
         names = validate_players(players, R.MIN_PLAYERS, R.MAX_PLAYERS)
         if not isinstance(options, dict):
             raise BadArgument("rules", "'rules' must be an object of options.")

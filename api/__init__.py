@@ -1,0 +1,1 @@
+"""The HTTP layer: translates requests to one service call each, and answers back."""

@@ -1,0 +1,31 @@
+"""Bearer tokens and roles (API.md "Auth"): operators command and query, auditors only query."""
+
+from __future__ import annotations
+
+import hmac
+
+from flask import Flask, current_app, request
+
+from api.errors import error_body
+
+OPEN_PATHS = ("/healthz", "/readyz", "/metrics", "/openapi.json")
+
+
+def register(app: Flask) -> None:
+    @app.before_request
+    def check_token():  # type: ignore[no-untyped-def]
+        tokens: dict[str, str] = current_app.config["ZAMETANO_TOKENS"]
+        if not tokens or request.path in OPEN_PATHS:
+            return None  # no tokens configured: open, and the server only listens on loopback
+        header = request.headers.get("Authorization", "")
+        scheme, _, token = header.partition(" ")
+        role = None
+        if scheme.lower() == "bearer":
+            for known, known_role in tokens.items():
+                if hmac.compare_digest(known.encode(), token.strip().encode()):
+                    role = known_role
+        if role is None:
+            return error_body(401, "Send 'Authorization: Bearer <token>' with a token this service knows.")
+        if request.method not in ("GET", "HEAD", "OPTIONS") and role != "operator":
+            return error_body(403, f"The role '{role}' may only read; commands need an operator token.")
+        return None

@@ -1,0 +1,86 @@
+"""One table from error to HTTP status, and the one error body of API.md:
+``{"code", "status", "message", "errors"}``."""
+
+from __future__ import annotations
+
+from http import HTTPStatus
+from typing import Any
+
+from flask import Flask, jsonify
+from werkzeug.exceptions import HTTPException
+
+from domain.errors import DomainError
+from service.errors import (
+    ConcurrentWrite,
+    IdempotencyKeyReused,
+    NotFoundInHistory,
+    ServiceError,
+    TableNotFound,
+    VersionMismatch,
+)
+
+SERVICE_STATUS: dict[type[ServiceError], int] = {
+    TableNotFound: 404,
+    NotFoundInHistory: 404,
+    VersionMismatch: 409,
+    ConcurrentWrite: 409,
+    IdempotencyKeyReused: 422,
+}
+
+
+def error_body(code: int, message: str, errors: dict[str, Any] | None = None, **extra: Any) -> Any:
+    body: dict[str, Any] = {"code": code, "status": HTTPStatus(code).phrase, "message": message}
+    if errors:
+        body["errors"] = errors
+    body.update(extra)
+    response = jsonify(body)
+    response.status_code = code
+    return response
+
+
+def register(app: Flask) -> None:
+    @app.errorhandler(DomainError)
+    def refused_by_rules(exc: DomainError) -> Any:
+        # Every rule refusal is a well-formed request the rules refuse: 422, with what would be allowed.
+        details = dict(exc.details)
+        field = details.pop("field", None) or details.pop("option", None)
+        return error_body(422, exc.message, {field: [exc.message]} if field else None, **details)
+
+    @app.errorhandler(ServiceError)
+    def service_error(exc: ServiceError) -> Any:
+        return error_body(SERVICE_STATUS.get(type(exc), 422), exc.message)
+
+    @app.errorhandler(HTTPException)
+    def http_error(exc: HTTPException) -> Any:
+        code = exc.code or 500
+        data = getattr(exc, "data", None) or {}
+        errors = data.get("messages")
+        if code == 422 and errors:
+            return error_body(422, "The request does not fit the schema: " + _summary(errors), errors)
+        if code == 400:
+            return error_body(400, "The body is not valid JSON; send a JSON object with Content-Type: application/json.")
+        if code == 404:
+            return error_body(404, exc.description or "No such path.")
+        if code == 405:
+            return error_body(405, f"Method not allowed here; allowed: {', '.join(sorted(exc.valid_methods or []))}.")
+        return error_body(code, data.get("message") or exc.description or HTTPStatus(code).phrase)
+
+
+def _summary(errors: dict[str, Any]) -> str:
+    parts = []
+    for location, fields in errors.items():
+        if isinstance(fields, dict):
+            for name, problems in fields.items():
+                text = problems if isinstance(problems, str) else "; ".join(map(str, _flatten(problems)))
+                parts.append(f"{name}: {text}")
+        else:
+            parts.append(f"{location}: {fields}")
+    return "; ".join(parts)
+
+
+def _flatten(value: Any) -> list[Any]:
+    if isinstance(value, list):
+        return [y for x in value for y in _flatten(x)]
+    if isinstance(value, dict):
+        return [f"{k}: {'; '.join(map(str, _flatten(v)))}" for k, v in value.items()]
+    return [value]

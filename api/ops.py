@@ -1,0 +1,72 @@
+"""Operations: liveness, readiness and Prometheus metrics (per worker process)."""
+
+from __future__ import annotations
+
+import threading
+from collections import Counter
+
+from flask import Blueprint, Flask, Response, current_app, request
+from flask_smorest import Blueprint as ApiBlueprint
+
+from api.errors import error_body
+
+blp = ApiBlueprint("operations", __name__, description="Liveness, readiness and metrics.")
+_lock = threading.Lock()
+_requests: Counter[tuple[str, str, int]] = Counter()
+_commands: Counter[tuple[str, str]] = Counter()
+
+
+@blp.route("/healthz")
+def healthz():  # type: ignore[no-untyped-def]
+    """The process is up."""
+    return {"status": "ok"}
+
+
+@blp.route("/readyz")
+def readyz():  # type: ignore[no-untyped-def]
+    """The event store answers."""
+    try:
+        current_app.extensions["zametano"].ping()
+    except Exception as exc:  # noqa: BLE001 - any failure of the store means not ready
+        return error_body(503, f"The event store is not reachable: {type(exc).__name__}.")
+    return {"status": "ready"}
+
+
+@blp.route("/metrics")
+def metrics():  # type: ignore[no-untyped-def]
+    """Prometheus text: requests by route and status, commands by name and outcome."""
+    lines = [
+        "# HELP zametano_http_requests_total HTTP requests answered by this worker.",
+        "# TYPE zametano_http_requests_total counter",
+    ]
+    with _lock:
+        for (method, route, status), n in sorted(_requests.items()):
+            lines.append(f'zametano_http_requests_total{{method="{method}",route="{route}",status="{status}"}} {n}')
+        lines += [
+            "# HELP zametano_commands_total Table commands by name and outcome.",
+            "# TYPE zametano_commands_total counter",
+        ]
+        for (command, outcome), n in sorted(_commands.items()):
+            lines.append(f'zametano_commands_total{{command="{command}",outcome="{outcome}"}} {n}')
+    return Response("\n".join(lines) + "\n", mimetype="text/plain; version=0.0.4")
+
+
+def count_command(command: str, outcome: str) -> None:
+    with _lock:
+        _commands[(command, outcome)] += 1
+
+
+def register(app: Flask) -> None:
+    @app.after_request
+    def count(response):  # type: ignore[no-untyped-def]
+        rule = request.url_rule.rule if request.url_rule else "unmatched"
+        with _lock:
+            _requests[(request.method, rule, response.status_code)] += 1
+        body = request.get_json(silent=True) if request.endpoint == "tables.Commands" else None
+        command = body.get("command") if isinstance(body, dict) else None
+        if isinstance(command, str):
+            count_command(command, "ok" if response.status_code < 400 else str(response.status_code))
+        return response
+
+
+__all__ = ["Blueprint", "blp", "register"]

@@ -1,0 +1,105 @@
+"""Marshmallow schemas: inputs are ``...Args``, outputs ``...Schema``. They also make /openapi.json."""
+
+from __future__ import annotations
+
+from marshmallow import Schema, fields, validate
+
+
+class OpenTableArgs(Schema):
+    game = fields.String(
+        required=True,
+        validate=validate.OneOf(["chemin-de-fer", "card-lottery"]),
+        metadata={"description": "Which game the table plays."},
+    )
+    players = fields.List(
+        fields.String(), required=True, metadata={"description": "Player names in the order listed (seating by lots uses it)."}
+    )
+    rules = fields.Dict(
+        keys=fields.String(), load_default=dict, metadata={"description": "Options of RULES.md; omitted ones take their defaults."}
+    )
+    banker = fields.String(metadata={"description": "Card lottery: the banker, one of the players."})
+    dealer = fields.String(metadata={"description": "Card lottery: the dealer, one of the players."})
+
+
+class CommandArgs(Schema):
+    command = fields.String(required=True, metadata={"description": "The command, e.g. place_stake."})
+    player = fields.String(required=True, metadata={"description": "Who issues the command (the actor)."})
+    position = fields.Integer(strict=True, metadata={"description": "cut: where the shoe is cut, 1..N-1."})
+    amount = fields.Integer(strict=True, metadata={"description": "post_bank, place_stake, collect: whole units."})
+    deck = fields.String(metadata={"description": "Card lottery shuffle: 'banker' or 'dealer'."})
+    amounts = fields.List(fields.Integer(strict=True), metadata={"description": "Card lottery distribute: four amounts."})
+    cards = fields.List(fields.String(), metadata={"description": "Card lottery lead/beat: cards such as 'Ts'."})
+    card = fields.String(metadata={"description": "Card lottery play: one card."})
+
+
+class StateQueryArgs(Schema):
+    version = fields.Integer(strict=False, validate=validate.Range(min=1), metadata={"description": "A past version."})
+    at = fields.AwareDateTime(
+        format="iso", default_timezone=None, metadata={"description": "A moment (RFC 3339 with offset)."}
+    )
+
+
+class EventsQueryArgs(Schema):
+    after = fields.Integer(load_default=0, validate=validate.Range(min=0))
+    limit = fields.Integer(load_default=100, validate=validate.Range(min=1, max=1000))
+
+
+class ExpectSchema(Schema):
+    command = fields.String()
+    player = fields.String()
+
+
+class TableStateSchema(Schema):
+    """A table's state. Fields after ``expects`` belong to one game or the other."""
+
+    table_id = fields.String()
+    game = fields.String()
+    version = fields.Integer()
+    digest = fields.String()
+    rules = fields.Dict()
+    players = fields.List(fields.String())
+    seats = fields.List(fields.String())
+    banker = fields.String(allow_none=True)
+    phase = fields.String()
+    balances = fields.Dict(keys=fields.String(), values=fields.Integer())
+    house = fields.Integer()
+    round = fields.Integer()
+    expects = fields.List(fields.Nested(ExpectSchema))
+    as_of = fields.Dict(metadata={"description": "Only on a historic state: the version and timestamp shown."})
+    # chemin de fer
+    bank = fields.Integer()
+    stakes = fields.Dict(keys=fields.String(), values=fields.Integer())
+    punter = fields.String(allow_none=True)
+    hands = fields.Dict()
+    shoe = fields.Dict(metadata={"description": "Counts only: number, dealt, remaining."})
+    lots = fields.List(fields.Dict())
+    # card lottery
+    dealer = fields.String(allow_none=True)
+    holders = fields.List(fields.String())
+    pot = fields.Integer()
+    kitty = fields.Integer()
+    lottery_cards = fields.List(fields.String())
+    penalty_piles = fields.Dict()
+    stage = fields.Raw()
+
+
+class EventSchema(Schema):
+    version = fields.Integer()
+    type = fields.String()
+    timestamp = fields.String()
+    actor = fields.String()
+    data = fields.Dict()
+    digest = fields.String()
+    command = fields.Integer(metadata={"description": "Number of the command that appended the event."})
+
+
+class CommandResultSchema(Schema):
+    version = fields.Integer()
+    digest = fields.String()
+    events = fields.List(fields.Nested(EventSchema))
+    state = fields.Nested(TableStateSchema)
+
+
+class EventsPageSchema(Schema):
+    events = fields.List(fields.Nested(EventSchema))
+    next_after = fields.Integer(allow_none=True)

@@ -1,0 +1,125 @@
+"""Tables and their commands: one MethodView per URL, schema in, one service call, schema out."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from flask import Response, current_app, request, stream_with_context
+from flask.views import MethodView
+from flask_smorest import Blueprint
+
+from api.schemas import (
+    CommandArgs,
+    CommandResultSchema,
+    EventsPageSchema,
+    EventsQueryArgs,
+    OpenTableArgs,
+    StateQueryArgs,
+    TableStateSchema,
+)
+
+blp = Blueprint("tables", __name__, description="Open tables, play them, read their state and history.")
+NDJSON = "application/x-ndjson"
+
+
+def service() -> Any:
+    return current_app.extensions["zametano"]
+
+
+def if_match() -> str | None:
+    """``If-Match: "7"`` names the version the client last saw (a weak ``W/"7"`` counts the same)."""
+    value = request.headers.get("If-Match")
+    if value is None:
+        return None
+    return value.strip().removeprefix("W/").strip('"')
+
+
+@blp.route("/tables")
+class Tables(MethodView):
+    @blp.arguments(OpenTableArgs)
+    @blp.response(201, TableStateSchema)
+    def post(self, args: dict[str, Any]) -> Any:
+        """Open a table.
+
+        `rules` holds the options of RULES.md for the game; omitted options take their defaults and
+        unknown ones are refused. The table's first event, `TableOpened`, records them for good.
+        """
+        state = service().open_table(args["game"], args["players"], args.get("rules"), **_roles(args))
+        return state, 201, {"Location": f"/tables/{state['table_id']}"}
+
+
+def _roles(args: dict[str, Any]) -> dict[str, Any]:
+    return {k: args[k] for k in ("banker", "dealer") if k in args}
+
+
+@blp.route("/tables/<table_id>")
+class TableView(MethodView):
+    @blp.response(200, TableStateSchema)
+    def get(self, table_id: str) -> Any:
+        """The table's current state.
+
+        `phase` names what the table waits for and `expects` lists every command legal now. The shoe
+        shows counts only: no undealt card and no unrevealed seed is ever shown.
+        """
+        return service().current_state(table_id)
+
+
+@blp.route("/tables/<table_id>/state")
+class HistoricState(MethodView):
+    @blp.arguments(StateQueryArgs, location="query")
+    @blp.response(200, TableStateSchema)
+    def get(self, args: dict[str, Any], table_id: str) -> Any:
+        """The state as it was at a version (`?version=N`) or at a moment (`?at=<RFC 3339>`).
+
+        Identical to the state the table showed when that version was its head, plus `as_of`.
+        """
+        return service().historic_state(table_id, version=args.get("version"), at=args.get("at"))
+
+
+@blp.route("/tables/<table_id>/commands")
+class Commands(MethodView):
+    @blp.arguments(CommandArgs)
+    @blp.response(200, CommandResultSchema)
+    def post(self, args: dict[str, Any], table_id: str) -> Any:
+        """Issue a game command.
+
+        `player` is the actor; the rules say who may issue each command. `If-Match: "<version>"`
+        refuses with 409 unless the table is still at that version; a repeated `Idempotency-Key`
+        with the same body returns the first response and appends nothing. The response is the
+        receipt: the new head `version` and `digest`, the appended events and the new state.
+        """
+        command, player = args.pop("command"), args.pop("player")
+        return service().execute(
+            table_id,
+            command,
+            player,
+            args,
+            if_match=if_match(),
+            idempotency_key=request.headers.get("Idempotency-Key"),
+        )
+
+
+@blp.route("/tables/<table_id>/events")
+class Events(MethodView):
+    @blp.arguments(EventsQueryArgs, location="query")
+    @blp.response(200, EventsPageSchema)
+    @blp.alt_response(200, content_type=NDJSON, description="The whole log from `after` on, as JSON lines.")
+    def get(self, args: dict[str, Any], table_id: str) -> Any:
+        """The event log in version order, paged by `after` and `limit`.
+
+        With `Accept: application/x-ndjson` the whole log from `after` on streams as JSON lines.
+        `data` never holds a seed before its `ShoeRevealed`.
+        """
+        if request.accept_mimetypes.best_match(["application/json", NDJSON]) == NDJSON:
+            lines = service().iter_events(table_id, after=args["after"])
+            first = next(lines, None)  # reads the table now, so an unknown table is a 404, not a broken stream
+            return Response(stream_with_context(_ndjson(first, lines)), mimetype=NDJSON)
+        return service().events_page(table_id, after=args["after"], limit=args["limit"])
+
+
+def _ndjson(first: Any, rest: Any) -> Any:
+    if first is not None:
+        yield json.dumps(first, ensure_ascii=False) + "\n"
+    for event in rest:
+        yield json.dumps(event, ensure_ascii=False) + "\n"

@@ -1,0 +1,10 @@
+"""The games a table can be opened for, by the name the API uses."""
+
+from __future__ import annotations
+
+from domain.chemin_de_fer.table import ChemindeferTable
+from domain.table import Table
+
+GAMES: dict[str, type[Table]] = {
+    ChemindeferTable.GAME: ChemindeferTable,
+}

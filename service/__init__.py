@@ -1,0 +1,1 @@
+"""The service layer: the eventsourcing Application, its queries, and persistence configuration."""

@@ -1,0 +1,87 @@
+"""Every setting the service reads from the environment, in one place.
+
+Persistence uses the eventsourcing library's own variables (PERSISTENCE_MODULE, SQLITE_DBNAME,
+POSTGRES_*, CREATE_TABLE, CIPHER_*, COMPRESSOR_TOPIC, AGGREGATE_CACHE_MAXSIZE); with none set the
+service keeps its events in an SQLite file under ./var/.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+# Read by the eventsourcing library itself; listed so that docs, docker-compose and tests agree.
+LIBRARY_VARIABLES = (
+    "PERSISTENCE_MODULE",
+    "SQLITE_DBNAME",
+    "SQLITE_LOCK_TIMEOUT",
+    "POSTGRES_DBNAME",
+    "POSTGRES_HOST",
+    "POSTGRES_PORT",
+    "POSTGRES_USER",
+    "POSTGRES_PASSWORD",
+    "POSTGRES_SCHEMA",
+    "POSTGRES_POOL_SIZE",
+    "POSTGRES_MAX_OVERFLOW",
+    "POSTGRES_CONNECT_TIMEOUT",
+    "POSTGRES_LOCK_TIMEOUT",
+    "CREATE_TABLE",
+    "CIPHER_TOPIC",
+    "CIPHER_KEY",
+    "COMPRESSOR_TOPIC",
+    "AGGREGATE_CACHE_MAXSIZE",
+)
+# Our own.
+OWN_VARIABLES = ("SNAPSHOT_INTERVAL", "ZAMETANO_TOKENS", "ZAMETANO_DATA_DIR")
+ROLES = ("operator", "auditor")
+
+
+class ConfigError(ValueError):
+    pass
+
+
+@dataclass(frozen=True)
+class Settings:
+    persistence: dict[str, str]
+    snapshot_interval: int = 50
+    tokens: dict[str, str] = field(default_factory=dict)  # token -> role
+
+    @property
+    def module(self) -> str:
+        return self.persistence["PERSISTENCE_MODULE"]
+
+
+def load(environ: Mapping[str, str] | None = None) -> Settings:
+    env = dict(os.environ if environ is None else environ)
+    persistence = {k: env[k] for k in LIBRARY_VARIABLES if k in env}
+    module = persistence.setdefault("PERSISTENCE_MODULE", "eventsourcing.sqlite")
+    if module == "eventsourcing.sqlite" and "SQLITE_DBNAME" not in persistence:
+        data_dir = Path(env.get("ZAMETANO_DATA_DIR", "var"))
+        data_dir.mkdir(parents=True, exist_ok=True)
+        persistence["SQLITE_DBNAME"] = str(data_dir / "zametano.sqlite")
+    if module == "eventsourcing.postgres":
+        persistence.setdefault("POSTGRES_PASSWORD", "")  # trust auth needs none
+        persistence.setdefault("POSTGRES_PORT", "5432")
+    # The aggregate cache (fast-forwarded from the store, so safe across processes) and snapshots
+    # together keep a command on a long table from replaying its whole history.
+    persistence.setdefault("AGGREGATE_CACHE_MAXSIZE", "1000")
+    try:
+        interval = int(env.get("SNAPSHOT_INTERVAL", "50"))
+    except ValueError as exc:
+        raise ConfigError("SNAPSHOT_INTERVAL must be a whole number") from exc
+    if interval < 1:
+        raise ConfigError("SNAPSHOT_INTERVAL must be at least 1")
+    return Settings(persistence=persistence, snapshot_interval=interval, tokens=parse_tokens(env.get("ZAMETANO_TOKENS", "")))
+
+
+def parse_tokens(text: str) -> dict[str, str]:
+    """``role:token`` pairs separated by commas, e.g. ``operator:s3cret,auditor:r34d``."""
+    tokens: dict[str, str] = {}
+    for item in filter(None, (part.strip() for part in text.split(","))):
+        role, sep, token = item.partition(":")
+        if not sep or role not in ROLES or not token:
+            raise ConfigError(f"ZAMETANO_TOKENS entries are role:token with role one of {', '.join(ROLES)}")
+        tokens[token] = role
+    return tokens

@@ -1,0 +1,136 @@
+"""scripts/odds: exact Chemin de fer odds worked out from the domain's own rule functions."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import subprocess
+import sys
+from fractions import Fraction
+from importlib.machinery import SourceFileLoader
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+from domain.chemin_de_fer import rules
+
+ROOT = Path(__file__).resolve().parents[2]
+SCRIPT = ROOT / "scripts" / "odds"
+
+# Punto banco (the classic tableau with every free choice drawn), published to six decimals.
+PUNTO_BANCO = {
+    8: {"banker": "0.458597", "punter": "0.446247", "tie": "0.095156"},
+    6: {"banker": "0.458653", "punter": "0.446279", "tie": "0.095069"},
+}
+
+
+@pytest.fixture(scope="module")
+def odds() -> ModuleType:
+    loader = SourceFileLoader("odds_script", str(SCRIPT))
+    spec = importlib.util.spec_from_loader("odds_script", loader)
+    assert spec is not None
+    module = importlib.util.module_from_spec(spec)
+    loader.exec_module(module)
+    return module
+
+
+def run(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, str(SCRIPT), *args], cwd=ROOT, capture_output=True, text=True, timeout=120
+    )
+
+
+def test_script_is_an_executable_python3_script() -> None:
+    assert SCRIPT.read_text().startswith("#!/usr/bin/env python3\n")
+    assert os.access(SCRIPT, os.X_OK)
+
+
+@pytest.mark.parametrize("decks", [1, 2, 8, 12])
+@pytest.mark.parametrize("draw_rule", ["classic", "free"])
+def test_probabilities_are_exact_and_sum_to_one(odds: ModuleType, decks: int, draw_rule: str) -> None:
+    p = odds.coup_probabilities(decks, draw_rule)
+    assert set(p) == {"banker", "punter", "tie"}
+    assert all(isinstance(v, Fraction) and 0 < v < 1 for v in p.values())
+    assert sum(p.values()) == 1
+
+
+@pytest.mark.parametrize("decks", sorted(PUNTO_BANCO))
+def test_classic_rule_drawing_on_free_choices_is_punto_banco(odds: ModuleType, decks: int) -> None:
+    p = odds.coup_probabilities(decks, "classic")
+    assert {k: odds.six_places(v) for k, v in p.items()} == PUNTO_BANCO[decks]
+
+
+def test_free_rule_differs_from_classic(odds: ModuleType) -> None:
+    classic = odds.coup_probabilities(8, "classic")
+    free = odds.coup_probabilities(8, "free")
+    assert free != classic
+    assert classic["banker"] > classic["punter"]
+    # Drawing every time, both hands are dealt alike: neither side has an edge.
+    assert free["banker"] == free["punter"]
+
+
+def test_output_follows_the_rules_module(odds: ModuleType, monkeypatch: pytest.MonkeyPatch) -> None:
+    before = odds.coup_probabilities(2, "classic")
+    monkeypatch.setattr(rules, "punter_choice", lambda total, draw_rule: rules.STAND)
+    after = odds.coup_probabilities(2, "classic")
+    assert after != before
+    assert sum(after.values()) == 1
+
+
+def test_money_view(odds: ModuleType) -> None:
+    p = {"banker": Fraction(1, 2), "punter": Fraction(2, 5), "tie": Fraction(1, 10)}
+    money = odds.money_view(p, Fraction(5))
+    assert money == {
+        "punter": Fraction(-1, 10),
+        "banker": Fraction(95, 100) * Fraction(1, 2) - Fraction(2, 5),
+        "house": Fraction(1, 40),
+    }
+
+
+def test_six_places_rounds_exactly(odds: ModuleType) -> None:
+    assert odds.six_places(Fraction(1, 3)) == "0.333333"
+    assert odds.six_places(Fraction(2, 3)) == "0.666667"
+    assert odds.six_places(Fraction(-1, 8)) == "-0.125000"
+    assert odds.six_places(Fraction(1, 8), signed=True) == "+0.125000"
+    assert odds.six_places(Fraction(-1, 10**9), signed=True) == "0.000000"
+
+
+def test_script_prints_the_table() -> None:
+    result = run("--decks", "2", "--commission", "5")
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    header = lines[0]
+    assert "2 decks" in header and "classic" in header and "resolved as draw" in header
+    rows = {}
+    for line in lines[1:]:
+        label, _, value = line.rpartition(" ")
+        rows[label.strip()] = value
+    for label in ("Banker wins", "Punter wins", "Tie"):
+        assert len(rows[label].split(".")[1]) == 6
+    total = sum(Fraction(rows[label]) for label in ("Banker wins", "Punter wins", "Tie"))
+    assert abs(total - 1) <= Fraction(3, 10**6)  # three values rounded to six places
+    assert Fraction(rows["Punter expected result per unit staked"]) < 0
+    assert Fraction(rows["House edge (commission per unit staked)"]) > 0
+
+
+def test_script_takes_the_draw_rule() -> None:
+    classic = run("--decks", "2", "--draw-rule", "classic")
+    free = run("--decks", "2", "--draw-rule", "free")
+    assert classic.returncode == free.returncode == 0
+    assert "draw rule free" in free.stdout.splitlines()[0]
+    assert classic.stdout.splitlines()[3:6] != free.stdout.splitlines()[3:6]
+
+
+@pytest.mark.parametrize("args", [["--decks", "0"], ["--decks", "13"], ["--decks", "two"]])
+def test_bad_decks_is_refused_with_the_range(args: list[str]) -> None:
+    result = run(*args)
+    assert result.returncode != 0
+    assert "from 1 to 12" in result.stderr
+    assert result.stdout == ""
+
+
+def test_bad_commission_and_draw_rule_are_refused() -> None:
+    assert run("--decks", "2", "--commission", "-1").returncode != 0
+    assert run("--decks", "2", "--draw-rule", "loose").returncode != 0
+    assert run().returncode != 0
