@@ -229,6 +229,8 @@ class ChemindeferTable(Table):
         """Runs one command: checks that it is expected from this player now, then decides and records."""
         args = parse_args(self.GAME, COMMANDS, command, args)
         allowed = {(e["command"], e["player"]) for e in self.expects()}
+        if command in (R.DRAW, R.STAND) and player == self._decider():
+            allowed.add((command, player))  # let the draw rule itself say why a forced choice is refused
         if (command, player) not in allowed:
             raise self._not_allowed(command, player)
         rec = Recorder(self, now)
@@ -344,6 +346,9 @@ class ChemindeferTable(Table):
         self._pass_bank(rec, player, "given up")
 
     # --- sequencing within a coup ------------------------------------------------------------------
+
+    def _decider(self) -> str | None:
+        return {PUNTER_DRAW: self.punter, BANKER_DRAW: self.banker}.get(self.phase)
 
     def _legal_choices(self) -> list[str]:
         choice = self._choice_now()

@@ -71,6 +71,18 @@ def test_the_recomputed_shoe_matches_the_reference_vector(vector: dict[str, Any]
     assert verify_shoe.commitment_of(seed) == vector["commitment"]
 
 
+def test_words_at_or_above_the_rejection_limit_are_skipped(monkeypatch: pytest.MonkeyPatch) -> None:
+    # For 52 cards the limit is 2**32 - 48: taking such a word mod 52 would make the low positions
+    # come up more often, so it is drawn again. The first usable word here is 5, then zeros.
+    words = iter([2**32 - 48, 2**32 - 1, 5] + [0] * 50)
+    monkeypatch.setattr(verify_shoe, "word_stream", lambda seed: words)
+    expected = [r + s for s in "shdc" for r in "23456789TJQKA"]
+    for i, j in zip(range(51, 0, -1), [5] + [0] * 50):
+        expected[i], expected[j] = expected[j], expected[i]
+
+    assert verify_shoe.recompute_order(b"any seed", 1, 0) == expected
+
+
 def test_the_reference_chain_is_intact() -> None:
     report = verify_shoe.check_chain(chain_vector_events())
 

@@ -1,0 +1,92 @@
+"""Fixtures: a fresh event store per test on every persistence module (memory, SQLite, PostgreSQL)."""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Iterator
+
+import pytest
+
+from service.application import TablesService
+from service.config import load
+from tests.helpers import Seeds, StepClock
+
+PG = {"host": "127.0.0.1", "port": "5432", "user": "postgres", "dbname": "test"}
+ON_CI = os.environ.get("CI", "").lower() == "true"
+
+
+def postgres_reachable() -> str | None:
+    """None when PostgreSQL answers, else the reason."""
+    try:
+        import psycopg
+
+        with psycopg.connect(**PG, connect_timeout=3):
+            return None
+    except Exception as exc:  # noqa: BLE001 - any failure means unreachable
+        return f"PostgreSQL at {PG['host']}:{PG['port']} not reachable: {exc}"
+
+
+@pytest.fixture(scope="session")
+def postgres_available() -> None:
+    reason = postgres_reachable()
+    if reason:
+        if ON_CI:
+            pytest.fail(f"PostgreSQL tests are mandatory under CI=true. {reason}")
+        pytest.skip(reason)
+
+
+@pytest.fixture
+def postgres_env(postgres_available: None) -> Iterator[dict[str, str]]:
+    """A schema of its own for one test, dropped afterwards."""
+    import psycopg
+
+    schema = f"zametano_test_{uuid.uuid4().hex[:12]}"
+    with psycopg.connect(**PG, autocommit=True) as conn:
+        conn.execute(f"CREATE SCHEMA {schema}")
+    try:
+        yield {
+            "PERSISTENCE_MODULE": "eventsourcing.postgres",
+            "POSTGRES_HOST": PG["host"],
+            "POSTGRES_PORT": PG["port"],
+            "POSTGRES_USER": PG["user"],
+            "POSTGRES_PASSWORD": "",
+            "POSTGRES_DBNAME": PG["dbname"],
+            "POSTGRES_SCHEMA": schema,
+        }
+    finally:
+        with psycopg.connect(**PG, autocommit=True) as conn:
+            conn.execute(f"DROP SCHEMA {schema} CASCADE")
+
+
+@pytest.fixture(params=["memory", "sqlite", "postgres"])
+def persistence_env(request: pytest.FixtureRequest, tmp_path) -> dict[str, str]:  # type: ignore[no-untyped-def]
+    """The same tests run on every persistence module."""
+    if request.param == "memory":
+        return {"PERSISTENCE_MODULE": "eventsourcing.popo"}
+    if request.param == "sqlite":
+        # A file, not :memory: (an in-memory SQLite database is per connection).
+        return {"PERSISTENCE_MODULE": "eventsourcing.sqlite", "SQLITE_DBNAME": str(tmp_path / "events.sqlite")}
+    return request.getfixturevalue("postgres_env")
+
+
+@pytest.fixture
+def make_service(persistence_env: dict[str, str]) -> Iterator:  # type: ignore[type-arg]
+    """Builds services on this test's store; several may share it, as server processes do."""
+    made: list[TablesService] = []
+
+    def make(**kwargs) -> TablesService:  # type: ignore[no-untyped-def]
+        kwargs.setdefault("clock", StepClock())
+        kwargs.setdefault("new_seed", Seeds())
+        service = TablesService(load(persistence_env), **kwargs)
+        made.append(service)
+        return service
+
+    yield make
+    for service in made:
+        service.close()
+
+
+@pytest.fixture
+def service(make_service) -> TablesService:  # type: ignore[no-untyped-def]
+    return make_service()

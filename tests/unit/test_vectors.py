@@ -1,0 +1,58 @@
+"""The reference vectors of DESIGN.md, computed by an independent implementation, reproduced exactly."""
+
+import hashlib
+import json
+from pathlib import Path
+
+import pytest
+
+from domain.chain import digest, format_timestamp
+from domain.shuffle import commitment, shoe_order, shuffled
+
+VECTORS = Path(__file__).parent.parent / "vectors"
+SHUFFLES = json.loads((VECTORS / "shuffle.json").read_text())["vectors"]
+CHAIN = json.loads((VECTORS / "chain.json").read_text())["events"]
+
+
+@pytest.mark.parametrize("vector", SHUFFLES, ids=lambda v: f"{v['decks']}decks-cut{v['cut']}")
+def test_a_known_seed_gives_the_known_order_after_the_cut(vector):
+    seed = bytes.fromhex(vector["seed"])
+    order = shoe_order(seed, vector["decks"], vector["cut"])
+    assert commitment(seed) == vector["commitment"]
+    assert order[:10] == vector["first_10"]
+    assert order[-3:] == vector["last_3"]
+    assert hashlib.sha256(",".join(order).encode()).hexdigest() == vector["order_sha256"]
+
+
+def test_a_shuffle_holds_every_card_of_every_deck_exactly_once():
+    order = shuffled(bytes(32), 6)
+    assert len(order) == 312
+    assert all(order.count(c) == 6 for c in set(order)) and len(set(order)) == 52
+
+
+def test_a_seed_of_the_wrong_length_is_refused():
+    with pytest.raises(ValueError, match="32 bytes"):
+        shuffled(b"short", 1)
+
+
+def test_the_chain_vectors_are_reproduced_with_seeds_left_out_and_non_ascii_kept():
+    prev = ""
+    for event in CHAIN:
+        prev_digest = digest(prev, event["version"], event["type"], event["timestamp"], event["actor"], event["data"])
+        assert prev_digest == event["digest"], event["version"]
+        prev = prev_digest
+
+
+def test_changing_any_field_of_an_event_changes_its_digest():
+    e = CHAIN[2]
+    base = digest("x", e["version"], e["type"], e["timestamp"], e["actor"], e["data"])
+    assert digest("y", e["version"], e["type"], e["timestamp"], e["actor"], e["data"]) != base
+    assert digest("x", e["version"], e["type"], e["timestamp"], "vera", e["data"]) != base
+    assert digest("x", e["version"], e["type"], e["timestamp"], e["actor"], {**e["data"], "amount": 51}) != base
+
+
+def test_timestamps_are_written_in_utc_with_six_microsecond_digits():
+    from datetime import datetime, timedelta, timezone
+
+    moment = datetime(2026, 11, 29, 23, 15, 3, tzinfo=timezone(timedelta(hours=3)))
+    assert format_timestamp(moment) == "2026-11-29T20:15:03.000000+00:00"
