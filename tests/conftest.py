@@ -90,3 +90,10 @@ def make_service(persistence_env: dict[str, str]) -> Iterator:  # type: ignore[t
 @pytest.fixture
 def service(make_service) -> TablesService:  # type: ignore[no-untyped-def]
     return make_service()
+
+
+@pytest.fixture
+def shared_store(persistence_env: dict[str, str]) -> None:
+    """Tests that play two server processes against one store; an in-memory store is per process."""
+    if persistence_env["PERSISTENCE_MODULE"] == "eventsourcing.popo":
+        pytest.skip("an in-memory event store cannot be shared by two processes")
