@@ -246,7 +246,11 @@ class ChemindeferTable(Table):
             return NotAllowedNow("The table expects no command now.", expects)
         wanted = "; ".join(f"{e['command']} by {e['player']}" for e in expects)
         same = [e["player"] for e in expects if e["command"] == command]
-        if same:
+        if player not in self.players:
+            why = f"'{player}' is not a player at this table (players: {', '.join(self.players)}); the table waits for {wanted}."
+        elif command in ("place_stake", "pass") and player == self.banker:
+            why = f"{player} holds the bank and does not stake against it; the table waits for {wanted}."
+        elif same:
             why = f"It is not {player}'s turn to {command}: the table waits for {wanted}."
         else:
             why = f"'{command}' is not allowed now ({self.phase_description()}); the table waits for {wanted}."
