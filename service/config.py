@@ -35,6 +35,9 @@ LIBRARY_VARIABLES = (
 )
 # Our own.
 OWN_VARIABLES = ("SNAPSHOT_INTERVAL", "ZAMETANO_TOKENS", "ZAMETANO_DATA_DIR")
+# Read by the server entry points (api/server.py, api/gunicorn_conf.py).
+SERVER_VARIABLES = ("HOST", "PORT", "WEB_CONCURRENCY", "BIND")
+ALL_VARIABLES = LIBRARY_VARIABLES + OWN_VARIABLES + SERVER_VARIABLES
 ROLES = ("operator", "auditor")
 
 

@@ -1,0 +1,11 @@
+FROM python:3.11-slim
+WORKDIR /app
+COPY pyproject.toml README.md ./
+COPY domain domain
+COPY service service
+COPY api api
+RUN pip install --no-cache-dir . && useradd --system zametano
+USER zametano
+EXPOSE 8000
+# Tables are created once by the gunicorn master (on_starting) before the workers fork.
+CMD ["gunicorn", "-c", "python:api.gunicorn_conf", "api.app:create_app()"]

@@ -1,0 +1,44 @@
+"""docker-compose and .env.example set only variables the service really reads."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import eventsourcing
+import yaml
+
+from service.config import ALL_VARIABLES, LIBRARY_VARIABLES, OWN_VARIABLES, SERVER_VARIABLES
+
+ROOT = Path(__file__).resolve().parents[2]
+LIBRARY_SOURCE = "\n".join(p.read_text() for p in Path(eventsourcing.__file__).parent.glob("*.py"))
+OUR_SOURCE = "\n".join(p.read_text() for p in [ROOT / "service/config.py", ROOT / "api/server.py", ROOT / "api/gunicorn_conf.py"])
+
+
+def test_every_variable_docker_compose_gives_the_service_is_one_it_reads():
+    compose = yaml.safe_load((ROOT / "docker-compose.yml").read_text())
+    env = compose["services"]["zametano"]["environment"]
+    assert env["PERSISTENCE_MODULE"] == "eventsourcing.postgres"
+    unknown = sorted(set(env) - set(ALL_VARIABLES))
+    assert not unknown, f"docker-compose sets variables the service never reads: {unknown}"
+
+
+def test_every_variable_in_env_example_is_one_the_service_reads():
+    names = set(re.findall(r"^#?\s*([A-Z][A-Z0-9_]+)=", (ROOT / ".env.example").read_text(), re.M))
+    assert names == set(ALL_VARIABLES)
+
+
+def test_the_library_really_reads_the_variables_listed_as_its_own():
+    for name in LIBRARY_VARIABLES:
+        assert f'"{name}"' in LIBRARY_SOURCE, name
+
+
+def test_our_own_variables_are_read_by_our_code():
+    for name in OWN_VARIABLES + SERVER_VARIABLES:
+        assert f'"{name}"' in OUR_SOURCE, name
+
+
+def test_the_readme_documents_every_variable():
+    readme = (ROOT / "README.md").read_text()
+    missing = [name for name in ALL_VARIABLES if f"`{name}`" not in readme]
+    assert not missing, missing
