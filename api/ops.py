@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 from collections import Counter
 
-from flask import Blueprint, Flask, Response, current_app, request
+from flask import Flask, Response, current_app, request
 from flask_smorest import Blueprint as ApiBlueprint
 
 from api.errors import error_body
@@ -69,4 +69,4 @@ def register(app: Flask) -> None:
         return response
 
 
-__all__ = ["Blueprint", "blp", "register"]
+__all__ = ["blp", "count_command", "register"]

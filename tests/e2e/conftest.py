@@ -21,6 +21,15 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+class Server(str):
+    """The base URL, with the store's settings and the server's log beside it."""
+
+    def __new__(cls, base: str, env: dict[str, str], log: Path) -> "Server":
+        obj = super().__new__(cls, base)
+        obj.env, obj.log = env, log
+        return obj
+
+
 @pytest.fixture(params=["sqlite", "postgres"])
 def server(request, tmp_path):
     if request.param == "sqlite":
@@ -48,7 +57,7 @@ def server(request, tmp_path):
             log.close()
             pytest.fail("server did not start:\n" + (tmp_path / "server.log").read_text())
         time.sleep(0.1)
-    yield base
+    yield Server(base, env, tmp_path / "server.log")
     process.terminate()
     try:
         process.wait(timeout=15)

@@ -6,6 +6,7 @@ import random
 import subprocess
 import sys
 import threading
+import uuid
 
 import requests
 
@@ -39,6 +40,15 @@ def test_whole_coups_are_played_over_http_and_every_response_hides_the_shoe(serv
     assert [e["version"] for e in log] == list(range(1, state["version"] + 1))
     balances = state["balances"]
     assert sum(balances.values()) + state["house"] == 0
+    # the seed of the shoe in play is in the store, and in no line the server logged
+    from service.application import TablesService
+    from service.config import load
+
+    store = TablesService(load(dict(server.env)))
+    shoe = store.repository.get(uuid.UUID(table_id)).shoe
+    store.close()
+    assert not shoe["revealed"]
+    assert shoe["seed"] not in server.log.read_text()
 
 
 def test_a_full_shoe_played_by_the_demo_is_confirmed_by_verify_shoe(server):
