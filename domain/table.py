@@ -138,7 +138,19 @@ class Table(Aggregate):
         self.balances = {p: 0 for p in players}
         self.accounts: dict[str, int] = {}
         self.shoes = 0  # every shuffle of the table, lots included, numbered from 1
-        self.shoe: dict[str, Any] = {}
+        self.decks: dict[str, dict[str, Any]] = {}  # the current deck of each label (shoe, lots, banker, dealer)
+        self.last_deck = ""
+
+    @property
+    def shoe(self) -> dict[str, Any]:
+        """The deck shuffled last."""
+        return self.decks.get(self.last_deck, {})
+
+    def _deck_numbered(self, number: int) -> dict[str, Any]:
+        for deck in self.decks.values():
+            if deck["number"] == number:
+                return deck
+        raise KeyError(number)  # an event for a shoe never shuffled: impossible in a recorded log
 
     @classmethod
     def _open(cls, players: list[str], rules: dict[str, Any], now: datetime) -> Any:
@@ -161,7 +173,8 @@ class Table(Aggregate):
     def when_ShoeShuffled(self, e: ShoeShuffled) -> None:
         self._after(e)
         self.shoes = e.shoe
-        self.shoe = {
+        self.last_deck = e.deck
+        self.decks[e.deck] = {
             "number": e.shoe,
             "deck": e.deck,
             "decks": e.decks,
@@ -174,16 +187,17 @@ class Table(Aggregate):
 
     def when_ShoeCut(self, e: ShoeCut) -> None:
         self._after(e)
-        self.shoe["cut"] = e.position
-        self.shoe["cards"] = shoe_order(bytes.fromhex(self.shoe["seed"]), self.shoe["decks"], e.position)
+        deck = self._deck_numbered(e.shoe)
+        deck["cut"] = e.position
+        deck["cards"] = shoe_order(bytes.fromhex(deck["seed"]), deck["decks"], e.position)
 
     def when_CardDealt(self, e: CardDealt) -> None:
         self._after(e)
-        self.shoe["dealt"] = e.position + 1
+        self._deck_numbered(e.shoe)["dealt"] = e.position + 1
 
     def when_ShoeRevealed(self, e: ShoeRevealed) -> None:
         self._after(e)
-        self.shoe["revealed"] = True
+        self._deck_numbered(e.shoe)["revealed"] = True
 
     def when_PaymentMade(self, e: PaymentMade) -> None:
         self._after(e)
@@ -207,15 +221,18 @@ class Table(Aggregate):
             seed=seed.hex(),
         )
 
-    def _take(self, rec: Recorder, actor: str, to: str, face_up: bool) -> str:
-        """Deals the next card of the current shoe; its position is its index in the dealt order."""
-        position = self.shoe["dealt"]
-        card = self.shoe["cards"][position]
-        rec(CardDealt, actor, shoe=self.shoe["number"], position=position, card=card, to=to, face_up=face_up)
+    def _take(self, rec: Recorder, actor: str, to: str, face_up: bool, deck: str | None = None) -> str:
+        """Deals the next card of a deck (the last shuffled by default); its position is its index in
+        the dealt order."""
+        shoe = self.decks[deck] if deck else self.shoe
+        position = shoe["dealt"]
+        card = shoe["cards"][position]
+        rec(CardDealt, actor, shoe=shoe["number"], position=position, card=card, to=to, face_up=face_up)
         return card
 
-    def _reveal(self, rec: Recorder) -> None:
-        rec(ShoeRevealed, SERVICE, shoe=self.shoe["number"], seed=self.shoe["seed"])
+    def _reveal(self, rec: Recorder, deck: str | None = None) -> None:
+        shoe = self.decks[deck] if deck else self.shoe
+        rec(ShoeRevealed, SERVICE, shoe=shoe["number"], seed=shoe["seed"])
 
     def _pay(self, rec: Recorder, actor: str, payer: str, payee: str, amount: int, reason: str) -> None:
         rec(PaymentMade, actor, payer=payer, payee=payee, amount=amount, reason=reason)

@@ -436,7 +436,7 @@ class ChemindeferTable(Table):
 
     def when_CardDealt(self, e: CardDealt) -> None:
         super().when_CardDealt(e)
-        if self.shoe["deck"] == "lots":
+        if self._deck_numbered(e.shoe)["deck"] == "lots":
             self.lots.append({"player": e.to, "card": e.card})
             return
         if R.takes_stop_zone(e.position, len(self.shoe["cards"]), self.rules["stop_card"]):
@@ -467,7 +467,7 @@ class ChemindeferTable(Table):
 
     def when_ShoeRevealed(self, e: ShoeRevealed) -> None:
         super().when_ShoeRevealed(e)
-        if self.shoe["deck"] == "shoe":
+        if self._deck_numbered(e.shoe)["deck"] == "shoe":
             # A.2: play resumes where it stood, after a new shuffle and cut
             self.resume = self.phase
             self.phase = SHUFFLE

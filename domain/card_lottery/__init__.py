@@ -1,0 +1,1 @@
+"""The Card lottery ("Kartochnaya lotereya"), RULES.md Game B."""
