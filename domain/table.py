@@ -8,13 +8,15 @@ clock or a random source, so replays run the apply code and never the decision c
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from datetime import datetime, timedelta
 from typing import Any, ClassVar
 
 from eventsourcing.domain import Aggregate
 
 from domain import chain
-from domain.cards import DECK_SIZE
+from domain.cards import DECK_SIZE, is_card
+from domain.errors import BadArgument, InvalidPlayers, NotAllowedNow, UnknownCommand
 from domain.shuffle import ALGORITHM, commitment, shoe_order
 
 # Names no player may take: they are accounts or actors of their own.
@@ -107,10 +109,10 @@ class PaymentMade(TableEvent):
 class Recorder:
     """Records the events of one command: one clock reading, one command number, a strictly rising time."""
 
-    def __init__(self, table: "Table", now: datetime) -> None:
+    def __init__(self, table: "Table", now: datetime, number: int | None = None) -> None:
         self.table = table
         self.now = now
-        self.number = table.commands + 1
+        self.number = table.commands + 1 if number is None else number
 
     def __call__(self, event_class: type[TableEvent], actor: str, **data: Any) -> None:
         table = self.table
@@ -180,16 +182,22 @@ class Table(Aggregate):
             "decks": e.decks,
             "seed": e.seed,
             "cut": 0,
-            "cards": shoe_order(bytes.fromhex(e.seed), e.decks, 0),
+            "cards": self._deck_order(e.deck, e.seed, e.decks, 0),
             "dealt": 0,
             "revealed": False,
         }
+
+    @staticmethod
+    def _deck_order(label: str, seed_hex: str, decks: int, cut: int) -> list[str]:
+        """The order a deck is dealt in: the fair shuffle of its seed, then the cut. (Tests that need
+        particular hands stack a deck by replacing this one function.)"""
+        return shoe_order(bytes.fromhex(seed_hex), decks, cut)
 
     def when_ShoeCut(self, e: ShoeCut) -> None:
         self._after(e)
         deck = self._deck_numbered(e.shoe)
         deck["cut"] = e.position
-        deck["cards"] = shoe_order(bytes.fromhex(deck["seed"]), deck["decks"], e.position)
+        deck["cards"] = self._deck_order(deck["deck"], deck["seed"], deck["decks"], e.position)
 
     def when_CardDealt(self, e: CardDealt) -> None:
         self._after(e)
@@ -244,6 +252,51 @@ class Table(Aggregate):
         size = len(self.shoe["cards"])
         return {"number": self.shoe["number"], "dealt": self.shoe["dealt"], "remaining": size - self.shoe["dealt"]}
 
+    # --- commands ----------------------------------------------------------------------------------
+
+    COMMANDS: ClassVar[dict[str, dict[str, str]]] = {}
+    SEEDED: ClassVar[tuple[str, ...]] = ()
+
+    def handle(
+        self, command: str, player: str, args: dict[str, Any], now: datetime, new_seed: Callable[[], bytes]
+    ) -> None:
+        """Runs one command: checks its fields, that it is expected from this player now, then lets the
+        game decide and record. A refusal raises before anything is recorded."""
+        args = parse_args(self.GAME, self.COMMANDS, command, args)
+        if not self._may_issue(command, player):
+            raise self._not_allowed(command, player)
+        rec = Recorder(self, now)
+        method = getattr(self, "do_" + command)
+        if command in self.SEEDED:
+            method(rec, player, new_seed, **args)
+        else:
+            method(rec, player, **args)
+
+    def _may_issue(self, command: str, player: str) -> bool:
+        return any(e["command"] == command and e["player"] == player for e in self.expects())
+
+    def _not_allowed(self, command: str, player: str) -> NotAllowedNow:
+        expects = self.expects()
+        if not expects:
+            return NotAllowedNow("The table expects no command now.", expects)
+        wanted = "; ".join(f"{e['command']} by {e['player']}" for e in expects)
+        if player not in self.players:
+            why = f"'{player}' is not a player at this table (players: {', '.join(self.players)}); the table waits for {wanted}."
+        elif special := self._why_not(command, player, wanted):
+            why = special
+        elif any(e["command"] == command for e in expects):
+            why = f"It is not {player}'s turn to {command}: the table waits for {wanted}."
+        else:
+            why = f"'{command}' is not allowed now ({self.phase_description()}); the table waits for {wanted}."
+        return NotAllowedNow(why, expects)
+
+    def _why_not(self, command: str, player: str, wanted: str) -> str | None:
+        """A game's own explanation of a refusal, where the generic one would mislead."""
+        return None
+
+    def phase_description(self) -> str:
+        raise NotImplementedError
+
     # --- views ---------------------------------------------------------------------------------------
 
     def expects(self) -> list[dict[str, str]]:
@@ -254,8 +307,6 @@ class Table(Aggregate):
 
 
 def validate_players(players: Any, low: int, high: int) -> list[str]:
-    from domain.errors import InvalidPlayers
-
     if not isinstance(players, list) or not all(isinstance(p, str) for p in players):
         raise InvalidPlayers("'players' must be a list of names.")
     if not low <= len(players) <= high:
@@ -294,9 +345,6 @@ def parse_args(game: str, commands: dict[str, dict[str, str]], command: str, arg
     each field of its kind. Kinds: ``int`` (a whole number), ``amount`` (a whole number > 0; money is
     never fractional), ``card`` (a card in notation), ``cards`` (a list of them), ``amounts`` (a list of
     whole numbers), or a ``choice:a|b`` of words."""
-    from domain.cards import is_card
-    from domain.errors import BadArgument, UnknownCommand
-
     if command not in commands:
         raise UnknownCommand(command, game, sorted(commands))
     spec = commands[command]
@@ -306,7 +354,11 @@ def parse_args(game: str, commands: dict[str, dict[str, str]], command: str, arg
         raise BadArgument(extra[0], f"'{command}' {takes}; unexpected field '{extra[0]}'.")
     out: dict[str, Any] = {}
     for name, kind in spec.items():
+        optional = kind.endswith("?")
+        kind = kind.rstrip("?")
         if name not in args:
+            if optional:
+                continue
             raise BadArgument(name, f"'{command}' needs the field '{name}' ({_describe(kind)}).")
         value = args[name]
         if not _fits(kind, value, is_card):

@@ -8,7 +8,7 @@ from contextlib import contextmanager
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
-import domain.table
+from domain.table import Table
 
 START = datetime(2026, 11, 29, 20, 15, 3, tzinfo=timezone.utc)
 
@@ -36,25 +36,31 @@ class Seeds:
 
 
 @contextmanager
-def stacked_shoe(top: list[str]) -> Iterator[None]:
-    """Every 'shoe' deck (not the lots) starts, after the cut, with the given cards: a rigged shoe for
-    stories that need particular hands. Lots and the rest of the shoe stay as the fair shuffle made them."""
-    original = domain.table.shoe_order
+def stacked_decks(tops: dict[str, list[str]]) -> Iterator[None]:
+    """Each deck named in ``tops`` ("shoe", "banker", "dealer", "lots") is dealt, after its cut, starting
+    with the given cards; the rest of it stays as the fair shuffle made it. A rigged deck for stories that
+    need particular hands; replays inside the block see the same order."""
+    original = Table._deck_order
 
-    def rigged(seed: bytes, decks: int, position: int = 0) -> list[str]:
-        cards = original(seed, decks, position)
-        if decks == 1:
-            return cards  # the lots deck
+    def rigged(label: str, seed_hex: str, decks: int, cut: int) -> list[str]:
+        cards = original(label, seed_hex, decks, cut)
+        if label not in tops:
+            return cards
         rest = list(cards)
-        for c in top:
+        for c in tops[label]:
             rest.remove(c)
-        return list(top) + rest
+        return list(tops[label]) + rest
 
-    domain.table.shoe_order = rigged
+    Table._deck_order = staticmethod(rigged)  # type: ignore[method-assign]
     try:
         yield
     finally:
-        domain.table.shoe_order = original
+        Table._deck_order = staticmethod(original)  # type: ignore[method-assign]
+
+
+def stacked_shoe(top: list[str]):  # type: ignore[no-untyped-def]
+    """A Chemin de fer shoe that starts with the given cards."""
+    return stacked_decks({"shoe": top})
 
 
 def random_args(state: dict[str, Any], command: str, rng: random.Random) -> dict[str, Any]:

@@ -14,7 +14,7 @@ from typing import Any
 
 from domain.cards import point_value
 from domain.chemin_de_fer import rules as R
-from domain.errors import BadArgument, IllegalDraw, NotAllowedNow, StakeAboveBank
+from domain.errors import BadArgument, IllegalDraw, StakeAboveBank
 from domain.table import (
     DEALER_RULE,
     SERVICE,
@@ -25,7 +25,6 @@ from domain.table import (
     ShoeShuffled,
     Table,
     TableEvent,
-    parse_args,
     validate_players,
 )
 
@@ -127,6 +126,7 @@ class ShoeFinished(TableEvent):
 
 
 # argument kinds accepted by each command: checked before any rule, so a malformed body appends nothing
+SEEDED = ("draw_seats", "shuffle")  # commands that take fresh randomness (from the service)
 COMMANDS: dict[str, dict[str, str]] = {
     "draw_seats": {},
     "shuffle": {},
@@ -145,6 +145,7 @@ COMMANDS: dict[str, dict[str, str]] = {
 class ChemindeferTable(Table):
     GAME = R.GAME
     COMMANDS = COMMANDS
+    SEEDED = SEEDED
 
     def __init__(self, game: str, players: list[str], rules: dict[str, Any], digest: str, command: int) -> None:
         super().__init__(game, players, rules, digest, command)
@@ -223,38 +224,15 @@ class ChemindeferTable(Table):
 
     # --- commands ----------------------------------------------------------------------------------
 
-    def handle(
-        self, command: str, player: str, args: dict[str, Any], now: datetime, new_seed: Callable[[], bytes]
-    ) -> None:
-        """Runs one command: checks that it is expected from this player now, then decides and records."""
-        args = parse_args(self.GAME, COMMANDS, command, args)
-        allowed = {(e["command"], e["player"]) for e in self.expects()}
+    def _may_issue(self, command: str, player: str) -> bool:
         if command in (R.DRAW, R.STAND) and player == self._decider():
-            allowed.add((command, player))  # let the draw rule itself say why a forced choice is refused
-        if (command, player) not in allowed:
-            raise self._not_allowed(command, player)
-        rec = Recorder(self, now)
-        method = getattr(self, "do_" + command)
-        if command in ("draw_seats", "shuffle"):
-            method(rec, player, new_seed, **args)
-        else:
-            method(rec, player, **args)
+            return True  # let the draw rule itself say why a forced choice is refused
+        return super()._may_issue(command, player)
 
-    def _not_allowed(self, command: str, player: str) -> NotAllowedNow:
-        expects = self.expects()
-        if not expects:
-            return NotAllowedNow("The table expects no command now.", expects)
-        wanted = "; ".join(f"{e['command']} by {e['player']}" for e in expects)
-        same = [e["player"] for e in expects if e["command"] == command]
-        if player not in self.players:
-            why = f"'{player}' is not a player at this table (players: {', '.join(self.players)}); the table waits for {wanted}."
-        elif command in ("place_stake", "pass") and player == self.banker:
-            why = f"{player} holds the bank and does not stake against it; the table waits for {wanted}."
-        elif same:
-            why = f"It is not {player}'s turn to {command}: the table waits for {wanted}."
-        else:
-            why = f"'{command}' is not allowed now ({self.phase_description()}); the table waits for {wanted}."
-        return NotAllowedNow(why, expects)
+    def _why_not(self, command: str, player: str, wanted: str) -> str | None:
+        if command in ("place_stake", "pass") and player == self.banker:
+            return f"{player} holds the bank and does not stake against it; the table waits for {wanted}."
+        return None
 
     def phase_description(self) -> str:
         return {
