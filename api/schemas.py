@@ -47,6 +47,7 @@ class EventsQueryArgs(Schema):
 class ExpectSchema(Schema):
     command = fields.String()
     player = fields.String()
+    deck = fields.String(metadata={"description": "Card lottery shuffle: which deck this player shuffles."})
 
 
 class TableStateSchema(Schema):
@@ -76,11 +77,20 @@ class TableStateSchema(Schema):
     # card lottery
     dealer = fields.String(allow_none=True)
     holders = fields.List(fields.String())
+    stage = fields.Integer(metadata={"description": "1: the lottery rounds; 2: playing out the set-aside piles."})
+    game_number = fields.Integer()
     pot = fields.Integer()
     kitty = fields.Integer()
-    lottery_cards = fields.List(fields.String())
+    lottery_cards = fields.List(fields.String(), metadata={"description": "Face down: '??' until revealed."})
+    lottery_amounts = fields.List(fields.Integer())
+    set_aside = fields.Dict()
     penalty_piles = fields.Dict()
-    stage = fields.Raw()
+    table = fields.List(fields.String(), metadata={"description": "Stage 2: the led cards, or the trick so far."})
+    leader = fields.String(allow_none=True)
+    to_beat = fields.String(allow_none=True)
+    turn = fields.String(allow_none=True)
+    last_winner = fields.String(allow_none=True)
+    decks = fields.Dict(metadata={"description": "Counts only, per deck: number, dealt, remaining."})
 
 
 class EventSchema(Schema):

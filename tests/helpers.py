@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import importlib.machinery
 import random
+import types
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
@@ -63,19 +66,22 @@ def stacked_shoe(top: list[str]):  # type: ignore[no-untyped-def]
     return stacked_decks({"shoe": top})
 
 
-def random_args(state: dict[str, Any], command: str, rng: random.Random) -> dict[str, Any]:
-    """Legal-looking fields for a command, chosen at random from what the state allows."""
-    if command == "cut":
-        size = state["shoe"]["dealt"] + state["shoe"]["remaining"]
-        return {"position": rng.randint(1, size - 1)}
-    if command == "post_bank":
-        return {"amount": rng.choice([10, 50, 100, 500])}
-    if command == "place_stake":
-        room = state["bank"] - sum(state["stakes"].values())
-        return {"amount": rng.randint(1, room)}
-    return {}
+def _demo() -> Any:
+    """scripts/demo's random legal player (stand-alone there, so it is loaded from its file here)."""
+    loader = importlib.machinery.SourceFileLoader("zametano_demo", str(Path(__file__).resolve().parents[1] / "scripts" / "demo"))
+    module = types.ModuleType(loader.name)
+    loader.exec_module(module)
+    return module
+
+
+DEMO = _demo()
+
+
+def random_args(state: dict[str, Any], expect: dict[str, str], rng: random.Random) -> dict[str, Any]:
+    """Random legal fields for one of the commands the state expects."""
+    return DEMO.fields_for(state, expect, rng)
 
 
 def pick(state: dict[str, Any], rng: random.Random) -> tuple[str, str, dict[str, Any]]:
     expect = rng.choice(state["expects"])
-    return expect["command"], expect["player"], random_args(state, expect["command"], rng)
+    return expect["command"], expect["player"], random_args(state, expect, rng)

@@ -209,3 +209,19 @@ def test_no_body_a_client_sends_gets_a_500(client, table, body):
     r = client.post(f"/tables/{table['table_id']}/commands", json=body)
     assert r.status_code < 500, r.data
     assert ERROR_KEYS <= set(r.json) or r.status_code == 200
+
+
+def test_a_card_lottery_table_opens_with_banker_dealer_and_holders(client):
+    body = {"game": "card-lottery", "players": ["olga", "ivan", "anna"], "banker": "olga", "dealer": "ivan",
+            "rules": {"stage2": "tricks"}}
+    r = client.post("/tables", json=body)
+    assert r.status_code == 201
+    state = r.json
+    assert state["banker"] == "olga" and state["dealer"] == "ivan" and state["holders"] == ["anna"]
+    assert state["expects"] == [
+        {"command": "shuffle", "player": "olga", "deck": "banker"},
+        {"command": "shuffle", "player": "ivan", "deck": "dealer"},
+    ]
+    assert state["pot"] == 0 and state["kitty"] == 0 and state["stage"] == 1
+    assert_error(client.post("/tables", json={**body, "dealer": "zoya"}), 422, "not among the players")
+    assert_error(client.post("/tables", json={**body, "rules": {"stage2": "poker"}}), 422, "'beating' or 'tricks'")

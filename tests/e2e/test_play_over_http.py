@@ -89,3 +89,21 @@ def test_a_refused_command_over_http_says_why_and_changes_nothing(server):
     r = command(server, table_id, "deal", "anna")
     assert r.status_code == 422 and "draw_seats" in r.json()["message"]
     assert requests.get(f"{server}/tables/{table_id}").json()["version"] == 1
+
+
+def test_whole_card_lottery_games_of_both_variants_are_played_over_http_and_verified(server):
+    for variant, seed in (("beating", 4), ("tricks", 9)):
+        demo = subprocess.run(
+            [sys.executable, str(ROOT / "scripts" / "demo"), "--url", server, "--game", "card-lottery",
+             "--variant", variant, "--games", "2", "--players", "olga,ivan,anna,boris,vera", "--seed", str(seed)],
+            capture_output=True, text=True, timeout=300,
+        )
+        assert demo.returncode == 0, demo.stderr
+        assert "games played         2" in demo.stdout
+        url = next(line.split()[-1] for line in demo.stdout.splitlines() if "verify-shoe" in line)
+        verify = subprocess.run([sys.executable, str(ROOT / "scripts" / "verify-shoe"), url], capture_output=True, text=True, timeout=120)
+        assert verify.returncode == 0, verify.stdout + verify.stderr
+        shoes = [line for line in verify.stdout.splitlines() if line.split()[1:2] in (["banker"], ["dealer"])]
+        assert len(shoes) >= 4 and all(line.rstrip().endswith("ok") for line in shoes)
+        state = requests.get(url).json()
+        assert state["rules"]["stage2"] == variant and state["game_number"] == 3

@@ -36,7 +36,7 @@ def play(players: int, rules: dict, seed: int, commands: int):
     for _ in range(commands):
         view = table.view()
         expect = rng.choice(view["expects"])
-        table.handle(expect["command"], expect["player"], random_args(view, expect["command"], rng), clock(), seeds)
+        table.handle(expect["command"], expect["player"], random_args(view, expect, rng), clock(), seeds)
         yield table, table.collect_events()
 
 
@@ -106,5 +106,5 @@ def test_expects_always_names_at_least_one_legal_command_and_each_one_is_accepte
         assert view["expects"]
         for e in view["expects"]:
             trial = copy.deepcopy(table)
-            trial.handle(e["command"], e["player"], random_args(view, e["command"], rng), StepClock()(), Seeds(seed))
+            trial.handle(e["command"], e["player"], random_args(view, e, rng), StepClock()(), Seeds(seed))
             assert trial.version > table.version
