@@ -56,6 +56,18 @@ class TableEvent(Aggregate.Event):
             data.pop("seed", None)
         return data
 
+    def public(self) -> dict[str, Any]:
+        """The event as the events API and auditors see it: the envelope and the public data."""
+        return {
+            "version": self.originator_version,
+            "type": self.type,
+            "timestamp": self.timestamp_text,
+            "actor": self.actor,
+            "data": self.public_data,
+            "digest": self.digest,
+            "command": self.command,
+        }
+
     @property
     def timestamp_text(self) -> str:
         return chain.format_timestamp(self.timestamp)

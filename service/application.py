@@ -19,10 +19,11 @@ from eventsourcing.persistence import IntegrityError
 
 from domain.chain import canonical_json, format_timestamp
 from domain.errors import BadArgument
-from domain.games import GAMES
+from domain.games import GAMES, ROUND_MARKS
 from domain.shuffle import SEED_BYTES
 from domain.table import Table, TableEvent
 from service.config import Settings
+from service.index import Indexer
 from service.errors import (
     ConcurrentWrite,
     IdempotencyKeyReused,
@@ -88,6 +89,7 @@ class TablesService(Application):
             self.snapshotting_intervals = {cls: settings.snapshot_interval for cls in GAMES.values()}
         self.clock = clock
         self.new_seed = new_seed
+        self.index = Indexer(self, ROUND_MARKS)
 
     # --- commands ----------------------------------------------------------------------------------
 
@@ -239,11 +241,46 @@ class TablesService(Application):
                 return
             after = events[-1].originator_version
 
+    def list_tables(self, game: str | None = None, cursor: str | None = None, limit: int = 50) -> dict[str, Any]:
+        """Tables in the order they were opened, from the read model (caught up from the log first)."""
+        self.index.catch_up()
+        after = _cursor(cursor)
+        limit = max(1, min(limit, MAX_PAGE))
+        rows = self.index.view.list_tables(game, after, limit + 1)
+        more = len(rows) > limit
+        rows = rows[:limit]
+        return {
+            "tables": [
+                {k: r[k] for k in ("table_id", "game", "players", "opened_at", "version", "updated_at", "rounds")}
+                for r in rows
+            ],
+            "next_cursor": str(rows[-1]["seq"]) if more else None,
+        }
+
+    def list_rounds(self, table_id: str, cursor: str | None = None, limit: int = 50) -> dict[str, Any]:
+        """A table's finished rounds, oldest first."""
+        self._known(table_id)
+        self.index.catch_up()
+        after = _cursor(cursor)
+        limit = max(1, min(limit, MAX_PAGE))
+        rows = self.index.view.list_rounds(str(self._uuid(table_id)), after, limit + 1)
+        more = len(rows) > limit
+        rows = rows[:limit]
+        return {
+            "rounds": [{k: v for k, v in r.items() if k != "table_id"} for r in rows],
+            "next_cursor": str(rows[-1]["round"]) if more else None,
+        }
+
     def ping(self) -> None:
         """Raises unless the event store answers."""
         self.recorder.select_events(UUID(int=0), limit=1)
 
     # --- helpers -----------------------------------------------------------------------------------
+
+    def _known(self, table_id: str) -> None:
+        """Raises TableNotFound unless the table exists (its first event, one read)."""
+        if not list(self.events.get(self._uuid(table_id), lte=1)):
+            raise TableNotFound(table_id)
 
     def _uuid(self, table_id: str) -> UUID:
         try:
@@ -280,12 +317,16 @@ class TablesService(Application):
 
 def event_dict(event: Any) -> dict[str, Any]:
     """An event as the events API shows it: the envelope, the data, never an unrevealed seed."""
-    return {
-        "version": event.originator_version,
-        "type": event.type,
-        "timestamp": event.timestamp_text,
-        "actor": event.actor,
-        "data": event.public_data,
-        "digest": event.digest,
-        "command": event.command,
-    }
+    return event.public()
+
+
+def _cursor(cursor: str | None) -> int:
+    if cursor in (None, ""):
+        return 0
+    try:
+        value = int(cursor)  # type: ignore[arg-type]
+    except ValueError:
+        raise BadArgument("cursor", "'cursor' is the 'next_cursor' of the previous page.") from None
+    if value < 0:
+        raise BadArgument("cursor", "'cursor' is the 'next_cursor' of the previous page.")
+    return value
