@@ -22,6 +22,7 @@ from domain.errors import BadArgument
 from domain.games import GAMES, ROUND_MARKS
 from domain.shuffle import SEED_BYTES
 from domain.table import Table, TableEvent
+from service import audit
 from service.config import Settings
 from service.index import Indexer
 from service.errors import (
@@ -270,6 +271,130 @@ class TablesService(Application):
             "rounds": [{k: v for k, v in r.items() if k != "table_id"} for r in rows],
             "next_cursor": str(rows[-1]["round"]) if more else None,
         }
+
+    def round_audit(self, table_id: str, number: int) -> dict[str, Any]:
+        """One finished round: its events, the state before and after, cards, decisions, payments, and the
+        checks (DESIGN.md "Replay and audit"). Reads only the round's events and two snapshot-based states."""
+        uuid = self._uuid(table_id)
+        self._known(table_id)
+        self.index.catch_up()
+        rows = self.index.view.list_rounds(str(uuid), number - 1, 1)
+        if number < 1 or not rows or rows[0]["round"] != number:
+            finished = self.index.view.get_tables([str(uuid)])[str(uuid)]["rounds"]
+            raise NotFoundInHistory(
+                f"Table '{table_id}' has no finished round {number}; its finished rounds are "
+                + (f"1 to {finished}." if finished else "none yet.")
+            )
+        row = rows[0]
+        first, last = row["first_version"], row["last_version"]
+        events = list(self.events.get(uuid, gt=first - 1, lte=last))
+        prev = self._event(table_id, first - 1).digest if first > 1 else ""
+        state_before = self._historic_state(table_id, first - 1) if first > 1 else None
+        state_after = self._historic_state(table_id, last)
+        shoes = {s["shoe"]: s for s in self.index.view.get_shoes(str(uuid))}
+        chain_problems = audit.check_chain(prev, events)
+        cards_ok, card_problems = audit.check_cards(events, shoes)
+        # The rules re-run whole commands: a round may start or end inside one (the card lottery's stage 2
+        # begins in the command that reveals the last stage-1 round).
+        whole = self._whole_commands(uuid, events)
+        start = whole[0].originator_version
+        rule_problems = audit.check_rules(self._get(table_id, version=start - 1), whole)
+        money_problems = audit.check_money(state_before, state_after, events)
+        public = [e.public() for e in events]
+        return {
+            **{k: v for k, v in row.items() if k != "table_id"},
+            "events": public,
+            "state_before": state_before,
+            "state_after": state_after,
+            "cards": [{"version": e["version"], **e["data"]} for e in public if e["type"] == "CardDealt"],
+            "decisions": [
+                {"version": e["version"], "type": e["type"], "actor": e["actor"], "data": e["data"]}
+                for e in public
+                if e["type"] not in ("PaymentMade", "CardDealt") or (e["type"] == "CardDealt" and e["data"]["face_up"])
+            ],
+            "payments": [{"version": e["version"], **e["data"]} for e in public if e["type"] == "PaymentMade"],
+            "checks": {
+                "chain": not chain_problems,
+                "cards": cards_ok,
+                "rules": not rule_problems,
+                "money": not money_problems,
+            },
+            "problems": chain_problems + card_problems + rule_problems + money_problems,
+        }
+
+    def _whole_commands(self, uuid: UUID, events: list[TableEvent]) -> list[TableEvent]:
+        """The events widened to the whole commands they belong to (a command holds a few dozen events)."""
+        head = [e for e in self.events.get(uuid, lte=events[0].originator_version - 1, desc=True, limit=80)
+                if e.command == events[0].command]  # type: ignore[attr-defined]
+        tail = [e for e in self.events.get(uuid, gt=events[-1].originator_version, limit=80)
+                if e.command == events[-1].command]  # type: ignore[attr-defined]
+        return list(reversed(head)) + events + tail
+
+    def verify(self, table_id: str) -> dict[str, Any]:
+        """The whole table: the chain from its first event, every shoe against its revealed seed, every
+        command run again through the rules, and the money."""
+        uuid = self._uuid(table_id)
+        self._known(table_id)
+        self.index.catch_up()
+        problems: list[dict[str, Any]] = []
+        prev, count, chain_broken = "", 0, None
+        dealt: dict[int, list[TableEvent]] = {}
+        rules: audit.RulesCheck | None = None
+        pending: list[TableEvent] = []
+        payments: list[TableEvent] = []
+        after = 0
+        while True:
+            batch = list(self.events.get(uuid, gt=after, limit=1000))
+            for e in batch:
+                count += 1
+                if chain_broken is None:
+                    found = audit.check_chain(prev, [e])
+                    if found:
+                        chain_broken = e.originator_version
+                        problems += found
+                prev = e.digest
+                if e.type == "CardDealt":
+                    dealt.setdefault(e.shoe, []).append(e)  # type: ignore[attr-defined]
+                elif e.type == "PaymentMade":
+                    payments.append(e)
+                if pending and e.command != pending[-1].command:
+                    rules = self._rules_feed(table_id, rules, pending)
+                    pending = []
+                pending.append(e)
+            if len(batch) < 1000:
+                break
+            after = batch[-1].originator_version
+        if pending:
+            rules = self._rules_feed(table_id, rules, pending)
+        shoes = []
+        for shoe in self.index.view.get_shoes(str(uuid)):
+            cards = dealt.get(shoe["shoe"], [])
+            ok, found = audit.check_cards(cards, {shoe["shoe"]: shoe})
+            problems += found
+            shoes.append({
+                "shoe": shoe["shoe"], "deck": shoe["deck"], "decks": shoe["decks"], "cut": shoe["cut"],
+                "dealt": len(cards), "revealed": shoe["seed"] is not None, "ok": ok,
+            })
+        if rules is not None:
+            problems += rules.problems
+        head = self.current_state(table_id)
+        problems += audit.check_money(None, head, payments)
+        rounds = self.index.view.get_tables([str(uuid)])[str(uuid)]["rounds"]
+        return {
+            "ok": not problems,
+            "chain": {"events": count, "ok": chain_broken is None, "first_broken_version": chain_broken},
+            "shoes": shoes,
+            "commands_checked": rules.commands if rules else 0,
+            "rounds_checked": rounds,
+            "problems": problems,
+        }
+
+    def _rules_feed(self, table_id: str, rules: "audit.RulesCheck | None", group: list[TableEvent]) -> "audit.RulesCheck":
+        if rules is None:  # the opening: start from the table as it was opened
+            rules = audit.RulesCheck(self._get(table_id, version=group[-1].originator_version))
+            return rules
+        rules.feed(group)
+        return rules
 
     def ping(self) -> None:
         """Raises unless the event store answers."""

@@ -255,6 +255,28 @@ class CardLotteryTable(Table):
             PLAY: "stage 2: a trick is being played",
         }.get(self.phase, self.phase)
 
+    def command_of(self, events: list[dict[str, Any]]) -> tuple[str, str, dict[str, Any]]:
+        """The command (name, issuer, fields) that recorded these events, read from its first event: what an
+        auditor re-runs against the rules. Raises KeyError for a first event no command of this game records."""
+        first = events[0]
+        kind, actor, data = first["type"], first["actor"], first["data"]
+        if kind == "PaymentMade":  # the first money of a collect
+            collected = next(e for e in events if e["type"] == "ContributionsCollected")
+            return "collect", actor, {"amount": collected["data"]["amount"]}
+        if kind == "CardDealt":
+            deck = self._deck_numbered(data["shoe"])["deck"]
+            return ("lay_out" if deck == BANKER_DECK else "deal"), actor, {}
+        command, fields = {
+            "ShoeShuffled": ("shuffle", ("deck",)),
+            "PotDistributed": ("distribute", ("amounts",)),
+            "LotteryCardsRevealed": ("reveal", ()),
+            "CardsLed": ("lead", ("cards",)),
+            "CardsBeaten": ("beat", ("cards",)),
+            "CardsTaken": ("take", ()),
+            "CardPlayed": ("play", ("card",)),
+        }[kind]
+        return command, actor, {f: data[f] for f in fields}
+
     # --- commands: stage 1 -------------------------------------------------------------------------
 
     def do_shuffle(self, rec: Recorder, player: str, new_seed: Callable[[], bytes], deck: str) -> None:
@@ -489,7 +511,7 @@ class CardLotteryTable(Table):
         self._after(e)
         for c in e.cards:
             self.hands[e.holder].remove(c)
-        self.discarded[DEALER_DECK].extend(e.led + e.cards)
+        self.discarded[DEALER_DECK].extend(e.cards)
         self.led = []
         self.leader, self.target = e.holder, ""
         self.phase = LEAD

@@ -327,6 +327,27 @@ class ChemindeferTable(Table):
         """A.12: the banker gives the bank up, after a settled coup and before the first player speaks."""
         self._pass_bank(rec, player, "given up")
 
+    def command_of(self, events: list[dict[str, Any]]) -> tuple[str, str, dict[str, Any]]:
+        """The command (name, issuer, fields) that recorded these events, read from its first event: what an
+        auditor re-runs against the rules. Raises KeyError for a first event no command of this game records."""
+        first = events[0]
+        kind, actor, data = first["type"], first["actor"], first["data"]
+        if kind == "ShoeShuffled" and data["deck"] == "lots":
+            return "draw_seats", self.players[0], {}  # any player may ask; the events do not depend on who
+        if kind == "CardDealt":
+            return ("draw" if data["face_up"] else "deal"), actor, {}
+        command, fields = {
+            "ShoeShuffled": ("shuffle", ()),
+            "ShoeCut": ("cut", ("position",)),
+            "BankPosted": ("post_bank", ("amount",)),
+            "StakePlaced": ("place_stake", ("amount",)),
+            "StakePassed": ("pass", ()),
+            "StakesClosed": ("close_stakes", ()),
+            "HandStood": ("stand", ()),
+            "BankPassed": ("pass_bank", ()),
+        }[kind]
+        return command, actor, {f: data[f] for f in fields}
+
     # --- sequencing within a coup ------------------------------------------------------------------
 
     def _decider(self) -> str | None:
