@@ -7,7 +7,7 @@ from typing import Any
 from flask import Flask
 from flask_smorest import Api
 
-from api import auth, errors, ops, tables
+from api import audit, auth, errors, ops, tables
 from service.application import TablesService
 from service.config import Settings, load
 
@@ -29,6 +29,7 @@ def create_app(settings: Settings | None = None, service: Any = None) -> Flask:
     api = Api(app)
     api.spec.components.security_scheme("bearer", {"type": "http", "scheme": "bearer"})
     api.register_blueprint(tables.blp)
+    api.register_blueprint(audit.blp)
     api.register_blueprint(ops.blp)
     errors.register(app)
     auth.register(app)

@@ -113,3 +113,77 @@ class CommandResultSchema(Schema):
 class EventsPageSchema(Schema):
     events = fields.List(fields.Nested(EventSchema))
     next_after = fields.Integer(allow_none=True)
+
+
+class ListTablesArgs(Schema):
+    game = fields.String(validate=validate.OneOf(["chemin-de-fer", "card-lottery"]))
+    cursor = fields.String(metadata={"description": "The next_cursor of the previous page."})
+    limit = fields.Integer(load_default=50, validate=validate.Range(min=1, max=1000))
+
+
+class TableSummarySchema(Schema):
+    table_id = fields.String()
+    game = fields.String()
+    players = fields.List(fields.String())
+    opened_at = fields.String()
+    version = fields.Integer()
+    updated_at = fields.String()
+    rounds = fields.Integer(metadata={"description": "Finished rounds."})
+
+
+class TablesPageSchema(Schema):
+    tables = fields.List(fields.Nested(TableSummarySchema))
+    next_cursor = fields.String(allow_none=True)
+
+
+class RoundsQueryArgs(Schema):
+    cursor = fields.String(metadata={"description": "The next_cursor of the previous page."})
+    limit = fields.Integer(load_default=50, validate=validate.Range(min=1, max=1000))
+
+
+class RoundSchema(Schema):
+    round = fields.Integer()
+    first_version = fields.Integer()
+    last_version = fields.Integer()
+    started_at = fields.String()
+    ended_at = fields.String()
+    summary = fields.String()
+
+
+class RoundsPageSchema(Schema):
+    rounds = fields.List(fields.Nested(RoundSchema))
+    next_cursor = fields.String(allow_none=True)
+
+
+class ProblemSchema(Schema):
+    check = fields.String()
+    version = fields.Integer(allow_none=True, metadata={"description": "The offending event, where one is named."})
+    type = fields.String(allow_none=True)
+    message = fields.String()
+
+
+class ChecksSchema(Schema):
+    chain = fields.Boolean()
+    cards = fields.Boolean(allow_none=True, metadata={"description": "null while a shoe of the round is unrevealed."})
+    rules = fields.Boolean()
+    money = fields.Boolean()
+
+
+class RoundAuditSchema(RoundSchema):
+    events = fields.List(fields.Nested(EventSchema))
+    state_before = fields.Nested(TableStateSchema, allow_none=True)
+    state_after = fields.Nested(TableStateSchema)
+    cards = fields.List(fields.Dict())
+    decisions = fields.List(fields.Dict())
+    payments = fields.List(fields.Dict())
+    checks = fields.Nested(ChecksSchema)
+    problems = fields.List(fields.Nested(ProblemSchema))
+
+
+class VerifySchema(Schema):
+    ok = fields.Boolean()
+    chain = fields.Dict()
+    shoes = fields.List(fields.Dict())
+    commands_checked = fields.Integer()
+    rounds_checked = fields.Integer()
+    problems = fields.List(fields.Nested(ProblemSchema))

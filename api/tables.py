@@ -14,8 +14,10 @@ from api.schemas import (
     CommandResultSchema,
     EventsPageSchema,
     EventsQueryArgs,
+    ListTablesArgs,
     OpenTableArgs,
     StateQueryArgs,
+    TablesPageSchema,
     TableStateSchema,
 )
 
@@ -37,6 +39,16 @@ def if_match() -> str | None:
 
 @blp.route("/tables")
 class Tables(MethodView):
+    @blp.arguments(ListTablesArgs, location="query")
+    @blp.response(200, TablesPageSchema)
+    def get(self, args: dict[str, Any]) -> Any:
+        """List tables, in the order they were opened, optionally of one game.
+
+        Read from a read model kept up to date from the event log; page with `cursor` = the previous
+        page's `next_cursor` (null on the last page).
+        """
+        return service().list_tables(args.get("game"), args.get("cursor"), args["limit"])
+
     @blp.arguments(OpenTableArgs)
     @blp.response(201, TableStateSchema)
     def post(self, args: dict[str, Any]) -> Any:

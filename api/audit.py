@@ -1,0 +1,53 @@
+"""Audit and replay: the round index, a round's audit, a whole table verified."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flask import current_app
+from flask.views import MethodView
+from flask_smorest import Blueprint
+
+from api.schemas import RoundAuditSchema, RoundsPageSchema, RoundsQueryArgs, VerifySchema
+
+blp = Blueprint("audit", __name__, description="Rounds, round audits and whole-table verification.")
+
+
+def service() -> Any:
+    return current_app.extensions["zametano"]
+
+
+@blp.route("/tables/<table_id>/rounds")
+class Rounds(MethodView):
+    @blp.arguments(RoundsQueryArgs, location="query")
+    @blp.response(200, RoundsPageSchema)
+    def get(self, args: dict[str, Any], table_id: str) -> Any:
+        """The table's finished rounds, oldest first: where each starts and ends (versions and times).
+
+        Chemin de fer: a round is one coup. Card lottery: one stage-1 round, or the stage 2 of a game.
+        """
+        return service().list_rounds(table_id, args.get("cursor"), args["limit"])
+
+
+@blp.route("/tables/<table_id>/rounds/<int:number>")
+class RoundAudit(MethodView):
+    @blp.response(200, RoundAuditSchema)
+    def get(self, table_id: str, number: int) -> Any:
+        """A round's audit: its events, the state before and after, the cards, every decision with its
+        actor, every payment, and the checks.
+
+        `chain`: each digest follows from the one before. `cards`: every dealt card equals the revealed shoe
+        (null until the shoe is revealed). `rules`: every command of the round, run again through the rules
+        from the state before it, records exactly what was recorded. `money`: payments are valid and the
+        balances move by exactly them. A failing check is listed in `problems` with the offending event.
+        """
+        return service().round_audit(table_id, number)
+
+
+@blp.route("/tables/<table_id>/verify")
+class Verify(MethodView):
+    @blp.response(200, VerifySchema)
+    def get(self, table_id: str) -> Any:
+        """Verify a whole table: the chain from its first event, every shoe against its revealed seed, every
+        command run again through the rules, and the money. `ok` is true only when nothing failed."""
+        return service().verify(table_id)
