@@ -225,3 +225,26 @@ def test_a_card_lottery_table_opens_with_banker_dealer_and_holders(client):
     assert state["pot"] == 0 and state["kitty"] == 0 and state["stage"] == 1
     assert_error(client.post("/tables", json={**body, "dealer": "zoya"}), 422, "not among the players")
     assert_error(client.post("/tables", json={**body, "rules": {"stage2": "poker"}}), 422, "'beating' or 'tricks'")
+
+
+def test_rounds_round_audits_and_verify_answer_over_http(client, play):
+    import random
+
+    from tests.helpers import pick
+
+    rng = random.Random(2)
+    for _ in range(120):
+        name, player, fields = pick(play.state(), rng)
+        play.command(name, player, **fields)
+    rounds = play.client.get(f"/tables/{play.table_id}/rounds?limit=2").json
+    assert [r["round"] for r in rounds["rounds"]] == [1, 2] and rounds["next_cursor"] == "2"
+    audit = play.client.get(f"/tables/{play.table_id}/rounds/1").json
+    assert set(audit) >= {"round", "events", "state_before", "state_after", "cards", "decisions", "payments", "checks"}
+    assert audit["checks"]["chain"] is True and audit["checks"]["rules"] is True
+    report = play.client.get(f"/tables/{play.table_id}/verify").json
+    assert report["ok"] is True and report["problems"] == []
+    assert_error(play.client.get(f"/tables/{play.table_id}/rounds/9999"), 404, "no finished round 9999")
+    assert_error(play.client.get(f"/tables/{play.table_id}/rounds?cursor=abc"), 422, "next_cursor")
+    listing = client.get("/tables?game=chemin-de-fer").json
+    assert [t["table_id"] for t in listing["tables"]] == [play.table_id]
+    assert client.get("/tables?game=card-lottery").json["tables"] == []

@@ -107,3 +107,42 @@ def test_whole_card_lottery_games_of_both_variants_are_played_over_http_and_veri
         assert len(shoes) >= 4 and all(line.rstrip().endswith("ok") for line in shoes)
         state = requests.get(url).json()
         assert state["rules"]["stage2"] == variant and state["game_number"] == 3
+
+
+def test_the_listing_and_round_audits_stay_correct_while_both_workers_write_at_once(server):
+    opened: list[str] = []
+    lock = threading.Lock()
+
+    def open_and_play(seed):
+        rng = random.Random(seed)
+        for _ in range(3):
+            state = requests.post(f"{server}/tables", json={"game": "chemin-de-fer", "players": PLAYERS, "rules": {"decks": 2}}).json()
+            with lock:
+                opened.append(state["table_id"])
+            for _ in range(25):
+                name, player, fields = pick(state, rng)
+                state = command(server, state["table_id"], name, player, **fields).json()["state"]
+            requests.get(f"{server}/tables", params={"limit": 3})
+
+    threads = [threading.Thread(target=open_and_play, args=(i,)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    listed, cursor = [], None
+    while True:
+        page = requests.get(f"{server}/tables", params={"limit": 5, **({"cursor": cursor} if cursor else {})}).json()
+        listed += page["tables"]
+        cursor = page["next_cursor"]
+        if cursor is None:
+            break
+    assert sorted(t["table_id"] for t in listed) == sorted(opened)
+    for row in listed:
+        assert row["version"] == requests.get(f"{server}/tables/{row['table_id']}").json()["version"]
+        rounds = requests.get(f"{server}/tables/{row['table_id']}/rounds").json()["rounds"]
+        assert len(rounds) == row["rounds"]
+        if rounds:
+            audit = requests.get(f"{server}/tables/{row['table_id']}/rounds/{rounds[-1]['round']}").json()
+            assert audit["checks"]["chain"] and audit["checks"]["rules"] and audit["checks"]["money"]
+    report = requests.get(f"{server}/tables/{opened[0]}/verify").json()
+    assert report["ok"] is True and report["chain"]["events"] > 20

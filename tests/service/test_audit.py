@@ -1,0 +1,245 @@
+"""Rounds, round audits, whole-table verification and the table listing, on every persistence module."""
+
+from __future__ import annotations
+
+import dataclasses
+import random
+import sqlite3
+import threading
+import uuid
+
+import pytest
+
+from domain.chain import digest
+from tests.helpers import pick, stacked_shoe
+
+PLAYERS = ["anna", "boris", "vera"]
+LOTTERY = ["olga", "ivan", "anna", "boris", "vera"]
+
+
+def played(service, game="chemin-de-fer", commands=250, seed=3, **rules):
+    if game == "chemin-de-fer":
+        table_id = service.open_table(game, PLAYERS, {"decks": 2, **rules})["table_id"]
+    else:
+        table_id = service.open_table(game, LOTTERY, rules, banker="olga", dealer="ivan")["table_id"]
+    rng = random.Random(seed)
+    for _ in range(commands):
+        service.execute(table_id, *pick(service.current_state(table_id), rng))
+    return table_id
+
+
+def all_rounds(service, table_id):
+    rounds, cursor = [], None
+    while True:
+        page = service.list_rounds(table_id, cursor, limit=7)
+        rounds += page["rounds"]
+        cursor = page["next_cursor"]
+        if cursor is None:
+            return rounds
+
+
+@pytest.mark.parametrize("game", ["chemin-de-fer", "card-lottery"])
+def test_the_round_index_lists_every_finished_round_in_order_without_gaps_or_overlaps(service, game):
+    table_id = played(service, game)
+    rounds = all_rounds(service, table_id)
+    state = service.current_state(table_id)
+    assert [r["round"] for r in rounds] == list(range(1, len(rounds) + 1))
+    assert len(rounds) in (state["round"], state["round"] - 1)  # the round in play is not listed
+    for a, b in zip(rounds, rounds[1:]):
+        assert a["last_version"] < b["first_version"] and a["ended_at"] < b["started_at"]
+    assert all(r["summary"] for r in rounds)
+
+
+@pytest.mark.parametrize("game", ["chemin-de-fer", "card-lottery"])
+def test_an_honest_round_passes_every_check_and_shows_its_record(service, game):
+    table_id = played(service, game)
+    for number in (1, 2, len(all_rounds(service, table_id))):
+        audit = service.round_audit(table_id, number)
+        assert audit["problems"] == []
+        assert audit["checks"]["chain"] and audit["checks"]["rules"] and audit["checks"]["money"]
+        assert audit["checks"]["cards"] in (True, None)
+        versions = [e["version"] for e in audit["events"]]
+        assert versions == list(range(audit["first_version"], audit["last_version"] + 1))
+        assert audit["state_after"]["as_of"]["version"] == audit["last_version"]
+        assert all(p["amount"] > 0 for p in audit["payments"])
+    assert service.verify(table_id)["ok"] is True
+
+
+def test_cards_are_checked_once_the_shoe_is_revealed_and_null_before(service):
+    table_id = played(service, commands=300)
+    audits = [service.round_audit(table_id, n) for n in range(1, len(all_rounds(service, table_id)) + 1)]
+    assert audits[0]["checks"]["cards"] is True  # the first shoe of 2 decks is long revealed
+    last = audits[-1]
+    shoe = service.current_state(table_id)["shoe"]["number"]
+    if any(c["shoe"] == shoe for c in last["cards"]):
+        assert last["checks"]["cards"] is None
+
+
+def test_an_unknown_round_or_table_is_not_found(service):
+    from service.errors import NotFoundInHistory, TableNotFound
+
+    table_id = played(service, commands=60)
+    with pytest.raises(NotFoundInHistory, match="no finished round 500"):
+        service.round_audit(table_id, 500)
+    with pytest.raises(TableNotFound):
+        service.round_audit(str(uuid.uuid4()), 1)
+    with pytest.raises(TableNotFound):
+        service.list_rounds(str(uuid.uuid4()))
+
+
+# --- tampering with the store ----------------------------------------------------------------------
+
+def tamper(env, table_id, version, old: bytes, new: bytes):
+    """Edits one stored event in place, as someone with database access might."""
+    if env["PERSISTENCE_MODULE"] == "eventsourcing.sqlite":
+        with sqlite3.connect(env["SQLITE_DBNAME"]) as db:
+            (state,) = db.execute(
+                "SELECT state FROM stored_events WHERE originator_id = ? AND originator_version = ?",
+                (uuid.UUID(table_id).hex, version),
+            ).fetchone()
+            assert old in state
+            db.execute(
+                "UPDATE stored_events SET state = ? WHERE originator_id = ? AND originator_version = ?",
+                (state.replace(old, new, 1), uuid.UUID(table_id).hex, version),
+            )
+    else:
+        import psycopg
+
+        with psycopg.connect(host=env["POSTGRES_HOST"], user=env["POSTGRES_USER"], dbname=env["POSTGRES_DBNAME"],
+                             autocommit=True) as db:
+            table = f'{env["POSTGRES_SCHEMA"]}.zametano_events'
+            (state,) = db.execute(
+                f"SELECT state FROM {table} WHERE originator_id = %s AND originator_version = %s", (table_id, version)
+            ).fetchone()
+            assert old in state
+            db.execute(
+                f"UPDATE {table} SET state = %s WHERE originator_id = %s AND originator_version = %s",
+                (bytes(state).replace(old, new, 1), table_id, version),
+            )
+
+
+@pytest.fixture
+def stored(persistence_env):
+    if persistence_env["PERSISTENCE_MODULE"] == "eventsourcing.popo":
+        pytest.skip("tampering needs rows in a database")
+    return persistence_env
+
+
+def test_an_altered_stored_payment_is_named_by_the_round_audit_and_by_verify(make_service, stored):
+    service = make_service()
+    table_id = played(service)
+    number = next(r["round"] for r in all_rounds(service, table_id) if "paid" in r["summary"])
+    payment = service.round_audit(table_id, number)["payments"][0]
+    tamper(stored, table_id, payment["version"], f'"amount":{payment["amount"]}'.encode(),
+           f'"amount":{payment["amount"] + 1}'.encode())
+    fresh = make_service()  # another process, nothing cached
+    audit = fresh.round_audit(table_id, number)
+    assert audit["checks"]["chain"] is False
+    assert audit["problems"][0]["check"] == "chain" and audit["problems"][0]["version"] == payment["version"]
+    report = fresh.verify(table_id)
+    assert report["ok"] is False and report["chain"]["first_broken_version"] == payment["version"]
+
+
+def test_an_altered_stored_card_is_named_by_the_round_audit(make_service, stored):
+    service = make_service()
+    table_id = played(service)
+    audit = service.round_audit(table_id, 1)
+    card = audit["cards"][0]
+    other = "2c" if card["card"] != "2c" else "3c"
+    tamper(stored, table_id, card["version"], f'"card":"{card["card"]}"'.encode(), f'"card":"{other}"'.encode())
+    audit = make_service().round_audit(table_id, 1)
+    named = {(p["check"], p["version"]) for p in audit["problems"]}
+    assert ("chain", card["version"]) in named and ("cards", card["version"]) in named
+    assert audit["checks"]["cards"] is False and audit["checks"]["rules"] is False
+
+
+# --- a payout the rules forbid, recorded behind the service's back -------------------------------------
+
+def test_a_payout_the_rules_forbid_fails_the_rules_check_even_with_an_intact_chain(make_service):
+    service = make_service()
+    table_id = service.open_table("chemin-de-fer", PLAYERS, {"decks": 2})["table_id"]
+    with stacked_shoe(["Ts", "4h", "Jd", "5c"]):  # the banker's natural 9 against 0
+        service.execute(table_id, "draw_seats", "anna", {})
+        s = service.current_state(table_id)
+        service.execute(table_id, "shuffle", s["banker"], {})
+        s = service.current_state(table_id)
+        service.execute(table_id, "cut", s["expects"][0]["player"], {"position": 10})
+        service.execute(table_id, "post_bank", s["banker"], {"amount": 100})
+        s = service.current_state(table_id)
+        service.execute(table_id, "place_stake", s["seats"][1], {"amount": 40})
+        service.execute(table_id, "pass", s["seats"][2], {})
+        service.execute(table_id, "close_stakes", s["banker"], {})
+        table = service._get(table_id)
+        table.handle("deal", s["banker"], {}, service.clock(), service.new_seed)
+        events = list(table.collect_events())
+        # The banker takes 400 instead of the 40 staked; every digest is recomputed so the chain holds.
+        prev, forged = table_head_before(service, table_id), []
+        for e in events:
+            if e.type == "PaymentMade":
+                e = dataclasses.replace(e, amount=e.amount * 10)
+            e = dataclasses.replace(e, digest=digest(prev, e.originator_version, e.type, e.timestamp_text, e.actor, e.data))
+            prev = e.digest
+            forged.append(e)
+        service.events.put(forged)
+        audit = service.round_audit(table_id, 1)
+    assert audit["checks"]["chain"] is True and audit["checks"]["money"] is True
+    assert audit["checks"]["rules"] is False
+    bad = next(p for p in audit["problems"] if p["check"] == "rules")
+    assert bad["type"] == "PaymentMade" and "400" in bad["message"] and "40" in bad["message"]
+    assert service.verify(table_id)["ok"] is False
+
+
+def table_head_before(service, table_id):
+    return service.events_page(table_id, after=0, limit=1000)["events"][-1]["digest"]
+
+
+# --- the listing -------------------------------------------------------------------------------------
+
+def test_the_listing_pages_tables_in_opening_order_and_filters_by_game(service):
+    opened = []
+    for i in range(5):
+        opened.append(service.open_table("chemin-de-fer", PLAYERS, {})["table_id"])
+        opened.append(service.open_table("card-lottery", LOTTERY, {}, banker="olga", dealer="ivan")["table_id"])
+    seen, cursor = [], None
+    while True:
+        page = service.list_tables(cursor=cursor, limit=3)
+        seen += [t["table_id"] for t in page["tables"]]
+        cursor = page["next_cursor"]
+        if cursor is None:
+            break
+    assert seen == opened
+    lottery = service.list_tables(game="card-lottery", limit=100)["tables"]
+    assert [t["table_id"] for t in lottery] == opened[1::2]
+    assert all(t["version"] == 2 and t["rounds"] == 0 for t in lottery)
+
+
+def test_the_listing_stays_correct_while_several_processes_write_at_once(make_service, shared_store):
+    """Four server processes (services on one store) open and play tables and list them, all at once."""
+    services = [make_service() for _ in range(4)]
+    opened: list[str] = []
+    lock = threading.Lock()
+    errors: list[BaseException] = []
+
+    def work(service, seed):
+        try:
+            rng = random.Random(seed)
+            for _ in range(3):
+                table_id = service.open_table("chemin-de-fer", PLAYERS, {"decks": 2})["table_id"]
+                with lock:
+                    opened.append(table_id)
+                for _ in range(15):
+                    service.execute(table_id, *pick(service.current_state(table_id), rng))
+                service.list_tables(limit=5)
+        except BaseException as exc:  # noqa: BLE001 - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=work, args=(s, i)) for i, s in enumerate(services)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors
+    listing = make_service().list_tables(limit=1000)["tables"]
+    assert sorted(t["table_id"] for t in listing) == sorted(opened)
+    for row in listing:
+        assert row["version"] == services[0].current_state(row["table_id"])["version"]
