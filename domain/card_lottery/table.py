@@ -511,7 +511,7 @@ class CardLotteryTable(Table):
         self._after(e)
         for c in e.cards:
             self.hands[e.holder].remove(c)
-        self.discarded[DEALER_DECK].extend(e.cards)
+        self.discarded[DEALER_DECK].extend(e.led + e.cards)
         self.led = []
         self.leader, self.target = e.holder, ""
         self.phase = LEAD
@@ -574,7 +574,7 @@ class CardLotteryTable(Table):
             "lottery_cards": ["??"] * len(self.lottery),  # face down until revealed
             "lottery_amounts": list(self.amounts),
             "hands": {h: list(c) for h, c in self.hands.items()},
-            "set_aside": {h: list(c) for h, c in self.set_aside.items()},
+            "set_aside": {h: ["??"] * len(c) for h, c in self.set_aside.items()},  # face-down piles (B.5)
             "penalty_piles": {h: list(c) for h, c in self.penalty.items()},
             "table": list(self.led) if self.led else [c for _, c in self.trick],
             "leader": self.leader or None,
