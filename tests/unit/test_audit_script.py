@@ -1,0 +1,461 @@
+"""scripts/audit: the stand-alone auditor of one table or of every table, run against the real service.
+
+The real app runs in this process on the standard library's WSGI server, over SQLite. One Chemin de fer
+table and one card lottery table are played once with random legal moves; every test then audits a copy
+of that store of its own, some after editing a stored event in the SQLite file as someone with database
+access might.
+"""
+
+from __future__ import annotations
+
+import importlib.machinery
+import importlib.util
+import json
+import os
+import random
+import re
+import sqlite3
+import subprocess
+import sys
+import threading
+import urllib.request
+import uuid
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+from wsgiref.simple_server import WSGIRequestHandler, make_server
+
+import pytest
+
+from api.app import create_app
+from service.config import load
+from tests.helpers import pick
+
+ROOT = Path(__file__).resolve().parents[2]
+SCRIPT = ROOT / "scripts" / "audit"
+HEADER = ("table", "game", "events", "revealed", "rounds", "chain", "shoes", "server", "result")
+
+
+def load_script() -> Any:
+    loader = importlib.machinery.SourceFileLoader("zametano_audit", str(SCRIPT))
+    spec = importlib.util.spec_from_loader("zametano_audit", loader)
+    assert spec is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["zametano_audit"] = module  # dataclasses look their module up while the class is built
+    loader.exec_module(module)
+    return module
+
+
+audit = load_script()
+
+
+# --- the real service on a stdlib WSGI server ------------------------------------------------------
+
+
+class QuietHandler(WSGIRequestHandler):
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+
+@contextmanager
+def serving(db: Path, tokens: str = "", wrap: Callable[[Any], Any] | None = None) -> Iterator[str]:
+    """The app over the SQLite file `db`, served on a free port; yields its base URL."""
+    env = {"PERSISTENCE_MODULE": "eventsourcing.sqlite", "SQLITE_DBNAME": str(db)}
+    if tokens:
+        env["ZAMETANO_TOKENS"] = tokens
+    app = create_app(load(env))
+    httpd = make_server("127.0.0.1", 0, wrap(app) if wrap else app, handler_class=QuietHandler)
+    thread = threading.Thread(target=httpd.serve_forever, args=(0.05,), daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{httpd.server_port}"
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+        thread.join()
+        app.extensions["zametano"].close()
+
+
+def call(method: str, url: str, body: Any = None) -> Any:
+    data = None if body is None else json.dumps(body).encode()
+    request = urllib.request.Request(url, data=data, method=method, headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(request, timeout=30) as response:
+        return json.loads(response.read())
+
+
+def play(base: str, opening: dict[str, Any], done: Callable[[list[dict[str, Any]]], bool], seed: int) -> str:
+    """Opens a table and plays random legal commands until `done(every event so far)`."""
+    rng = random.Random(seed)
+    state = call("POST", f"{base}/tables", opening)
+    table_id, events = state["table_id"], []
+    for _ in range(4000):
+        command, player, args = pick(state, rng)
+        result = call("POST", f"{base}/tables/{table_id}/commands", {"command": command, "player": player, **args})
+        state = result["state"]
+        events += result["events"]
+        if done(events):
+            return table_id
+    raise AssertionError(f"{opening['game']}: the table never reached what the tests need")
+
+
+def a_shoe_was_revealed(events: list[dict[str, Any]]) -> bool:
+    """Chemin de fer: a whole shoe (not only the lots for the seats) has been dealt and revealed."""
+    return any(e["type"] == "ShoeRevealed" and e["data"]["shoe"] > 1 for e in events) and sum(
+        e["type"] == "CoupSettled" for e in events) >= 5
+
+
+def a_game_ended(events: list[dict[str, Any]]) -> bool:
+    return any(e["type"] == "GameEnded" for e in events)
+
+
+@dataclass
+class Played:
+    db: Path
+    chemin_de_fer: str
+    lottery: str
+
+
+@pytest.fixture(scope="module")
+def played(tmp_path_factory: pytest.TempPathFactory) -> Played:
+    db = tmp_path_factory.mktemp("played") / "a.sqlite"
+    with serving(db) as base:
+        chemin_de_fer = play(base, {"game": "chemin-de-fer", "players": ["anna", "boris", "vera"]},
+                             a_shoe_was_revealed, seed=11)
+        lottery = play(base, {"game": "card-lottery", "players": ["olga", "ivan", "anna", "boris"],
+                              "banker": "olga", "dealer": "ivan"}, a_game_ended, seed=12)
+    return Played(db, chemin_de_fer, lottery)
+
+
+@pytest.fixture
+def store(played: Played, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """This test's own copy of the played store."""
+    monkeypatch.delenv("ZAMETANO_TOKEN", raising=False)
+    copy = tmp_path / "a.sqlite"
+    with sqlite3.connect(played.db) as source, sqlite3.connect(copy) as target:
+        source.backup(target)
+    source.close()
+    target.close()
+    return copy
+
+
+def tamper(db: Path, table_id: str, version: int, old: bytes, new: bytes) -> None:
+    """Edits one stored event in place. The recorder keeps the table's id as text, with or without dashes."""
+    keys = (uuid.UUID(table_id).hex, str(uuid.UUID(table_id)))
+    with sqlite3.connect(db) as conn:
+        rows = conn.execute(
+            "SELECT originator_id, state FROM stored_events WHERE originator_id IN (?, ?) AND originator_version = ?",
+            (*keys, version),
+        ).fetchall()
+        assert len(rows) == 1, rows
+        key, state = rows[0]
+        assert bytes(state).count(old) == 1, (old, state)
+        conn.execute(
+            "UPDATE stored_events SET state = ? WHERE originator_id = ? AND originator_version = ?",
+            (bytes(state).replace(old, new), key, version),
+        )
+    conn.close()
+
+
+def events_of(base: str, table_id: str) -> list[dict[str, Any]]:
+    events, after = [], 0
+    while after is not None:
+        page = call("GET", f"{base}/tables/{table_id}/events?after={after}&limit=1000")
+        events += page["events"]
+        after = page["next_after"]
+    return events
+
+
+# --- running the script and reading what it prints --------------------------------------------------
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = audit.main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def rows(out: str) -> dict[str, dict[str, str]]:
+    """The table's rows by (short) table id: {column: cell}."""
+    lines = out.splitlines()
+    assert tuple(lines[0].split()) == HEADER, out
+    starts = [lines[0].index(name) for name in HEADER]
+    found = {}
+    for line in lines[1:]:
+        if not line.strip():
+            break
+        cells = [line[a:b].strip() for a, b in zip(starts, [*starts[1:], None])]
+        found[cells[0]] = dict(zip(HEADER, cells))
+    return found
+
+
+def row_of(out: str, table_id: str) -> dict[str, str]:
+    matching = [row for short, row in rows(out).items() if table_id.startswith(short)]
+    assert len(matching) == 1, out
+    return matching[0]
+
+
+def problem_lines(out: str, table_id: str) -> list[str]:
+    """The problems listed under `table_id`, one line each: source, version, message."""
+    lines = out.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.strip().startswith(table_id))
+    taken = []
+    for line in lines[start + 1 :]:
+        if not line.startswith("    "):
+            break
+        taken.append(line.strip())
+    return taken
+
+
+def expected_row(base: str, table_id: str, game: str, rounds: str) -> dict[str, str]:
+    """What an honest table's row must say, counted here from the events API and the rounds index."""
+    events = events_of(base, table_id)
+    shuffled = {e["data"]["shoe"] for e in events if e["type"] == "ShoeShuffled"}
+    revealed = {e["data"]["shoe"] for e in events if e["type"] == "ShoeRevealed"}
+    return {
+        "game": game, "events": str(len(events)), "revealed": f"{len(revealed)}/{len(shuffled)}", "rounds": rounds,
+        "chain": "ok", "shoes": "ok", "server": "ok", "result": "ok",
+    }
+
+
+def finished_rounds(base: str, table_id: str) -> list[dict[str, Any]]:
+    return call("GET", f"{base}/tables/{table_id}/rounds?limit=1000")["rounds"]
+
+
+# --- honest tables ---------------------------------------------------------------------------------
+
+
+def test_every_table_and_every_round_of_an_honest_service_audits_ok(
+    played: Played, store: Path, capsys: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(audit, "PAGE_SIZE", 1)  # every listing, of tables and of rounds, over many pages
+    with serving(store) as base:
+        code, out, err = run(capsys, base, "--all", "--rounds")
+        cdf_rounds = len(finished_rounds(base, played.chemin_de_fer))
+        lottery_rounds = len(finished_rounds(base, played.lottery))
+        expected = {
+            played.chemin_de_fer: expected_row(base, played.chemin_de_fer, "chemin-de-fer", str(cdf_rounds)),
+            played.lottery: expected_row(base, played.lottery, "card-lottery", str(lottery_rounds)),
+        }
+
+    assert code == 0, out + err
+    assert len(rows(out)) == 2
+    for table_id, row in expected.items():
+        assert {k: v for k, v in row_of(out, table_id).items() if k != "table"} == row
+    assert int(expected[played.chemin_de_fer]["revealed"].split("/")[0]) >= 2  # lots and a whole shoe
+    assert "problems:" not in out
+    assert "2 of 2 tables ok" in out
+    assert "2 tables listed" in err
+    assert f"[2/2 tables, {cdf_rounds + lottery_rounds} rounds done]" in err
+
+
+def test_one_table_url_audits_that_table_alone(played: Played, store: Path, capsys: Any) -> None:
+    with serving(store) as base:
+        code, out, err = run(capsys, f"{base}/tables/{played.lottery}")
+
+    assert code == 0, out + err
+    assert list(rows(out)) == [played.lottery[:8]]
+    assert row_of(out, played.lottery)["rounds"] == "-"  # round audits only with --rounds
+    assert row_of(out, played.lottery)["result"] == "ok"
+
+
+def test_the_game_option_audits_only_the_tables_of_that_game(played: Played, store: Path, capsys: Any) -> None:
+    with serving(store) as base:
+        code, out, _ = run(capsys, base, "--all", "--game", "chemin-de-fer")
+
+    assert code == 0, out
+    assert list(rows(out)) == [played.chemin_de_fer[:8]]
+
+
+def test_the_script_runs_as_an_executable_from_any_directory(played: Played, store: Path, tmp_path: Path) -> None:
+    assert SCRIPT.read_text(encoding="utf-8").startswith("#!/usr/bin/env python3\n")
+    assert os.access(SCRIPT, os.X_OK)
+    env = {k: v for k, v in os.environ.items() if k not in ("ZAMETANO_TOKEN", "PYTHONPATH")}
+    with serving(store) as base:
+        done = subprocess.run([str(SCRIPT), base, "--all"], cwd=tmp_path, env=env, capture_output=True,
+                              text=True, timeout=120)
+
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert row_of(done.stdout, played.chemin_de_fer)["result"] == "ok"
+    assert row_of(done.stdout, played.lottery)["result"] == "ok"
+
+
+# --- tampered stores -------------------------------------------------------------------------------
+
+
+def a_paid_round(base: str, table_id: str) -> tuple[int, dict[str, Any]]:
+    """The number of the first round with a payment, and that payment."""
+    for row in finished_rounds(base, table_id):
+        payments = call("GET", f"{base}/tables/{table_id}/rounds/{row['round']}")["payments"]
+        if payments:
+            return row["round"], payments[0]
+    raise AssertionError("no round paid anything")
+
+
+def test_an_altered_stored_payment_is_named_by_the_own_chain_check_and_by_the_server(
+    played: Played, store: Path, capsys: Any
+) -> None:
+    with serving(store) as base:
+        number, payment = a_paid_round(base, played.chemin_de_fer)
+    version, amount = payment["version"], payment["amount"]
+    tamper(store, played.chemin_de_fer, version, f'"amount":{amount}'.encode(), f'"amount":{amount + 1}'.encode())
+
+    with serving(store) as base:
+        code, out, _ = run(capsys, base, "--all", "--rounds")
+
+    assert code == 1, out
+    row = row_of(out, played.chemin_de_fer)
+    assert row["chain"] == f"broken at {version}"
+    assert row["shoes"] == "ok"  # no card was touched
+    assert re.fullmatch(r"\d+ problems?", row["server"]) and row["server"] != "0 problems"
+    assert "failed" in row["rounds"]
+    assert row["result"] == "problem"
+    assert row_of(out, played.lottery)["result"] == "ok"
+    listed = problem_lines(out, played.chemin_de_fer)
+    own = [line for line in listed if line.startswith("chain ")]
+    assert own and own[0].split()[1:3] == ["version", str(version)] and "digest" in own[0]
+    assert any(line.split()[:4] == ["server", "chain", "version", str(version)] for line in listed), listed
+    assert any(line.split()[:5] == ["round", str(number), "chain", "version", str(version)] for line in listed), listed
+    assert played.lottery not in out.split("problems:")[1]  # the honest table has nothing listed
+    assert "1 of 2 tables ok" in out
+
+
+def test_an_altered_card_of_a_revealed_shoe_breaks_the_chain_and_the_shoe(
+    played: Played, store: Path, capsys: Any
+) -> None:
+    with serving(store) as base:
+        events = events_of(base, played.lottery)
+    revealed = {e["data"]["shoe"] for e in events if e["type"] == "ShoeRevealed"}
+    dealt = next(e for e in events if e["type"] == "CardDealt" and e["data"]["shoe"] in revealed)
+    card = dealt["data"]["card"]
+    other = "2h" if card != "2h" else "3h"
+    tamper(store, played.lottery, dealt["version"], f'"card":"{card}"'.encode(), f'"card":"{other}"'.encode())
+
+    with serving(store) as base:
+        code, out, _ = run(capsys, f"{base}/tables/{played.lottery}")
+
+    assert code == 1, out
+    row = row_of(out, played.lottery)
+    assert (row["chain"], row["shoes"], row["result"]) == (f"broken at {dealt['version']}", "problem", "problem")
+    position = dealt["data"]["position"]
+    expected = f"card at position {position} (version {dealt['version']}) is '{other}', the revealed shoe has {card}"
+    assert any(line.startswith(f"shoe {dealt['data']['shoe']}") and expected in line
+               for line in problem_lines(out, played.lottery)), out
+
+
+def test_a_server_that_calls_a_tampered_table_sound_is_contradicted(played: Played, store: Path, capsys: Any) -> None:
+    with serving(store) as base:
+        _, payment = a_paid_round(base, played.chemin_de_fer)
+    version, amount = payment["version"], payment["amount"]
+    tamper(store, played.chemin_de_fer, version, f'"amount":{amount}'.encode(), f'"amount":{amount + 1}'.encode())
+
+    def whitewash(app: Any) -> Any:
+        """Every verify answers that all is well: the script must not take the server's word for it."""
+        def wrapped(environ: dict[str, Any], start_response: Any) -> Any:
+            if environ["PATH_INFO"].endswith("/verify"):
+                body = json.dumps({"ok": True, "chain": {"events": 1, "ok": True, "first_broken_version": None},
+                                   "shoes": [], "commands_checked": 0, "rounds_checked": 0, "problems": []})
+                start_response("200 OK", [("Content-Type", "application/json")])
+                return [body.encode()]
+            return app(environ, start_response)
+        return wrapped
+
+    with serving(store, wrap=whitewash) as base:
+        code, out, _ = run(capsys, f"{base}/tables/{played.chemin_de_fer}")
+
+    assert code == 1, out
+    row = row_of(out, played.chemin_de_fer)
+    assert (row["chain"], row["server"], row["result"]) == (f"broken at {version}", "ok", "problem")
+    assert any(line.startswith(f"disagreement   version {version}") and "the server finds the chain intact" in line
+               for line in problem_lines(out, played.chemin_de_fer)), out
+
+
+# --- tokens, network and usage errors -------------------------------------------------------------
+
+
+def test_a_table_the_server_cannot_verify_is_an_error_and_the_other_tables_are_still_audited(
+    played: Played, store: Path, capsys: Any
+) -> None:
+    def failing(app: Any) -> Any:
+        def wrapped(environ: dict[str, Any], start_response: Any) -> Any:
+            if environ["PATH_INFO"] == f"/tables/{played.lottery}/verify":
+                start_response("500 Internal Server Error", [("Content-Type", "application/json")])
+                return [b'{"code": 500, "status": "Internal Server Error", "message": "verify broke"}']
+            return app(environ, start_response)
+        return wrapped
+
+    with serving(store, wrap=failing) as base:
+        code, out, err = run(capsys, base, "--all")
+
+    assert code == 2, out
+    assert (row_of(out, played.lottery)["server"], row_of(out, played.lottery)["result"]) == ("error", "error")
+    assert row_of(out, played.lottery)["chain"] == "ok"  # its own checks still ran
+    assert row_of(out, played.chemin_de_fer)["result"] == "ok"
+    assert any(line.startswith("error") and "HTTP 500" in line and "verify broke" in line
+               for line in problem_lines(out, played.lottery)), out
+    assert "Traceback" not in err
+
+
+def test_a_wrong_token_exits_2_with_the_servers_message(played: Played, store: Path, capsys: Any) -> None:
+    with serving(store, tokens="auditor:r34d") as base:
+        code, out, err = run(capsys, base, "--all", "--token", "wrong")
+        refused_table = run(capsys, f"{base}/tables/{played.lottery}", "--token", "wrong")
+        accepted = run(capsys, base, "--all", "--token", "r34d")
+
+    assert code == 2
+    assert out == ""
+    assert "HTTP 401" in err and "Traceback" not in err
+    assert refused_table[0] == 2 and refused_table[1] == "" and "HTTP 401" in refused_table[2]
+    assert accepted[0] == 0, accepted[1] + accepted[2]
+
+
+def test_the_token_can_come_from_the_environment(
+    played: Played, store: Path, capsys: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ZAMETANO_TOKEN", "r34d")
+    with serving(store, tokens="auditor:r34d") as base:
+        code, out, err = run(capsys, base, "--all")
+
+    assert code == 0, out + err
+
+
+def test_an_unreachable_server_exits_2_with_a_message(capsys: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("ZAMETANO_TOKEN", raising=False)
+    closed = ThreadingHTTPServer(("127.0.0.1", 0), BaseHTTPRequestHandler)
+    port = closed.server_address[1]
+    closed.server_close()  # nothing listens on the port any more
+
+    for argv in ([f"http://127.0.0.1:{port}", "--all"], [f"http://127.0.0.1:{port}/tables/{uuid.uuid4()}"]):
+        code, out, err = run(capsys, *argv)
+        assert code == 2
+        assert out == ""
+        assert "cannot reach" in err and "Traceback" not in err
+
+
+def test_an_unknown_table_exits_2_with_the_servers_message(store: Path, capsys: Any) -> None:
+    with serving(store) as base:
+        code, out, err = run(capsys, f"{base}/tables/{uuid.uuid4()}")
+
+    assert code == 2
+    assert out == ""
+    assert "HTTP 404" in err
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["ftp://example/tables/t-1"], "must be an http(s) URL"),
+        (["http://127.0.0.1:8000"], "names no table"),
+        (["http://127.0.0.1:8000/tables/t-1", "--game", "card-lottery"], "--game only goes with --all"),
+        (["http://127.0.0.1:8000/tables/t-1", "--all"], "with --all give the service's URL"),
+    ],
+    ids=["not-http", "no-table-without-all", "game-without-all", "table-url-with-all"],
+)
+def test_usage_errors_exit_2_with_a_message(argv: list[str], message: str, capsys: Any) -> None:
+    with pytest.raises(SystemExit) as exit_:
+        audit.main(argv)
+
+    assert exit_.value.code == 2
+    assert message in capsys.readouterr().err
