@@ -291,7 +291,8 @@ class TablesService(Application):
         prev = self._event(table_id, first - 1).digest if first > 1 else ""
         state_before = self._historic_state(table_id, first - 1) if first > 1 else None
         state_after = self._historic_state(table_id, last)
-        shoes = {s["shoe"]: s for s in self.index.view.get_shoes(str(uuid))}
+        numbers = sorted({e.shoe for e in events if e.type == "CardDealt"})  # type: ignore[attr-defined]
+        shoes = {s["shoe"]: s for s in self.index.view.get_shoes(str(uuid), numbers)}
         chain_problems = audit.check_chain(prev, events)
         cards_ok, card_problems = audit.check_cards(events, shoes)
         # The rules re-run whole commands: a round may start or end inside one (the card lottery's stage 2

@@ -54,7 +54,8 @@ class IndexView(TrackingRecorder, ABC):
     def list_rounds(self, table_id: str, after: int, limit: int) -> list[dict[str, Any]]: ...
 
     @abstractmethod
-    def get_shoes(self, table_id: str) -> list[dict[str, Any]]: ...
+    def get_shoes(self, table_id: str, numbers: list[int] | None = None) -> list[dict[str, Any]]:
+        """The table's shoes, or only those numbered."""
 
 
 def _decode_table(row: dict[str, Any]) -> dict[str, Any]:
@@ -140,9 +141,16 @@ class _SQLIndex(IndexView):
             (table_id, after, limit),
         )
 
-    def get_shoes(self, table_id: str) -> list[dict[str, Any]]:
-        p = self.placeholder
-        return self._select(f"SELECT * FROM {self._table('zametano_shoes')} WHERE table_id = {p} ORDER BY shoe", (table_id,))
+    def get_shoes(self, table_id: str, numbers: list[int] | None = None) -> list[dict[str, Any]]:
+        p, table = self.placeholder, self._table("zametano_shoes")
+        if numbers is None:
+            return self._select(f"SELECT * FROM {table} WHERE table_id = {p} ORDER BY shoe", (table_id,))
+        if not numbers:
+            return []
+        marks = ", ".join([p] * len(numbers))
+        return self._select(
+            f"SELECT * FROM {table} WHERE table_id = {p} AND shoe IN ({marks}) ORDER BY shoe", (table_id, *numbers)
+        )
 
 
 class SQLiteIndexView(_SQLIndex, SQLiteTrackingRecorder):
@@ -221,10 +229,10 @@ class POPOIndexView(IndexView, POPOTrackingRecorder):
             rounds = self._rounds.get(table_id, {})
             return [dict(rounds[n]) for n in sorted(rounds) if n > after][:limit]
 
-    def get_shoes(self, table_id: str) -> list[dict[str, Any]]:
+    def get_shoes(self, table_id: str, numbers: list[int] | None = None) -> list[dict[str, Any]]:
         with self._database_lock:
             shoes = self._shoes.get(table_id, {})
-            return [dict(shoes[n]) for n in sorted(shoes)]
+            return [dict(shoes[n]) for n in sorted(shoes) if numbers is None or n in numbers]
 
 
 VIEW_CLASSES: dict[str, type[IndexView]] = {
@@ -317,7 +325,7 @@ class Indexer:
             return
         row = batch.shoes.get(key)
         if row is None:
-            row = next((s for s in self.view.get_shoes(table_id) if s["shoe"] == data["shoe"]), None)
+            row = next(iter(self.view.get_shoes(table_id, [data["shoe"]])), None)
             if row is None:
                 return
             batch.shoes[key] = row
