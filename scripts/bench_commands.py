@@ -8,39 +8,28 @@ import statistics
 import sys
 import tempfile
 import time
-import uuid
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from _bench import build, drop_schema, postgres_env, progress, write_section  # noqa: E402
 from service.application import TablesService  # noqa: E402
 from service.config import load  # noqa: E402
 from tests.helpers import pick  # noqa: E402
 
-PG = {"host": "127.0.0.1", "port": "5432", "user": "postgres", "dbname": "test"}
+SECTION = "## Command and read latency against history length"
+
+EXPLANATION = (
+    "With snapshots (every 50 events) and the aggregate cache, the cost of a command, a read and a replay to "
+    "a version does not grow with the table's history. Without them every operation replays the whole table "
+    "(about 24 us an event on SQLite and 38 us on PostgreSQL in the run recorded here). A command on PostgreSQL "
+    "costs more than on SQLite because of the network round trips of the version check and the insert."
+)
 MODES = {
     "snapshots + cache": {"SNAPSHOT_INTERVAL": "50", "AGGREGATE_CACHE_MAXSIZE": "1000"},
     "neither": {"IS_SNAPSHOTTING_ENABLED": "n", "AGGREGATE_CACHE_MAXSIZE": ""},
 }
-
-
-def progress(text: str) -> None:
-    print(f"  {text}", file=sys.stderr, flush=True)
-
-
-def build(env: dict[str, str], size: int, rng: random.Random) -> str:
-    service = TablesService(load({**env, **MODES["snapshots + cache"]}))
-    table_id = service.open_table("chemin-de-fer", ["anna", "boris", "vera", "gleb"], {"decks": 4})["table_id"]
-    version = 1
-    while version < size:
-        state = service.current_state(table_id)
-        command, player, args = pick(state, rng)
-        version = service.execute(table_id, command, player, args)["version"]
-        if version % 2000 < 10:
-            progress(f"built {version}/{size} events")
-    service.close()
-    return table_id
 
 
 def measure(env: dict[str, str], mode: str, table_id: str, ops: int, repeat: int, rng: random.Random) -> dict[str, float]:
@@ -68,22 +57,6 @@ def measure(env: dict[str, str], mode: str, table_id: str, ops: int, repeat: int
     return {k: statistics.median(v) * 1000 for k, v in samples.items()}
 
 
-def postgres_env() -> tuple[dict[str, str], str] | None:
-    try:
-        import psycopg
-
-        schema = f"zametano_bench_{uuid.uuid4().hex[:8]}"
-        with psycopg.connect(**PG, autocommit=True, connect_timeout=3) as conn:
-            conn.execute(f"CREATE SCHEMA {schema}")
-    except Exception as exc:  # noqa: BLE001
-        progress(f"PostgreSQL skipped: {exc}")
-        return None
-    return {
-        "PERSISTENCE_MODULE": "eventsourcing.postgres", "POSTGRES_HOST": PG["host"], "POSTGRES_PORT": PG["port"],
-        "POSTGRES_USER": PG["user"], "POSTGRES_PASSWORD": "", "POSTGRES_DBNAME": PG["dbname"], "POSTGRES_SCHEMA": schema,
-    }, schema
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--sizes", default="100,2000,10000")
@@ -106,17 +79,14 @@ def main() -> int:
         for name, env, _ in backends:
             for size in sizes:
                 progress(f"{name}: building a table of {size} events")
-                table_id = build(env, size, rng)
+                table_id, _, _ = build(env, size, rng, name)
                 for mode in MODES:
                     progress(f"{name}: {size} events, {mode}: {args.repeat} x {args.ops} operations")
                     rows.append((name, size, mode, measure(env, mode, table_id, args.ops, args.repeat, rng)))
     finally:
         for _, _, schema in backends:
             if schema:
-                import psycopg
-
-                with psycopg.connect(**PG, autocommit=True) as conn:
-                    conn.execute(f"DROP SCHEMA {schema} CASCADE")
+                drop_schema(schema)
         tmp.cleanup()
     lines = [
         "| store | events | snapshots and cache | command (ms) | read (ms) | state at version (ms) |",
@@ -126,14 +96,14 @@ def main() -> int:
         lines.append(f"| {name} | {size:,} | {mode} | {m['command']:.2f} | {m['read']:.2f} | {m['state at version']:.2f} |")
     table = "\n".join(lines)
     print(table)
-    Path(args.output).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.output).write_text(
-        "# Benchmarks\n\n## Command and read latency against history length\n\n"
-        f"`./scripts/bench-commands --sizes {args.sizes} --repeat {args.repeat} --ops {args.ops}`: medians of "
+    write_section(
+        Path(args.output),
+        SECTION,
+        f"{SECTION}\n\n`./scripts/bench-commands --sizes {args.sizes} --repeat {args.repeat} --ops {args.ops}`: medians of "
         f"{args.repeat * args.ops} operations per cell, through the service layer (no HTTP), on one table of a "
         "4-player, 4-deck Chemin de fer game built by random legal play. 'command' is a random legal command "
         "(read, decide, save); 'read' the current state; 'state at version' a random version in the second half "
-        "of the history. Machine: 2 cores.\n\n" + table + "\n"
+        "of the history. Machine: 2 cores.\n\n" + table + "\n\n" + EXPLANATION + "\n",
     )
     return 0
 

@@ -324,11 +324,24 @@ class TablesService(Application):
         }
 
     def _whole_commands(self, uuid: UUID, events: list[TableEvent]) -> list[TableEvent]:
-        """The events widened to the whole commands they belong to (a command holds a few dozen events)."""
-        head = [e for e in self.events.get(uuid, lte=events[0].originator_version - 1, desc=True, limit=80)
-                if e.command == events[0].command]  # type: ignore[attr-defined]
-        tail = [e for e in self.events.get(uuid, gt=events[-1].originator_version, limit=80)
-                if e.command == events[-1].command]  # type: ignore[attr-defined]
+        """The events widened to the whole commands they belong to, read a few at a time: most rounds start
+        and end at a command's edge, so one small read each way shows it."""
+        head: list[TableEvent] = []
+        while True:
+            edge = (head[-1] if head else events[0]).originator_version
+            page = list(self.events.get(uuid, lte=edge - 1, desc=True, limit=8))
+            same = [e for e in page if e.command == events[0].command]  # type: ignore[attr-defined]
+            head += same
+            if len(same) < len(page) or len(page) < 8:
+                break
+        tail: list[TableEvent] = []
+        while True:
+            edge = (tail[-1] if tail else events[-1]).originator_version
+            page = list(self.events.get(uuid, gt=edge, limit=8))
+            same = [e for e in page if e.command == events[-1].command]  # type: ignore[attr-defined]
+            tail += same
+            if len(same) < len(page) or len(page) < 8:
+                break
         return list(reversed(head)) + events + tail
 
     def verify(self, table_id: str) -> dict[str, Any]:
