@@ -15,7 +15,7 @@ from typing import Any, ClassVar
 from eventsourcing.domain import Aggregate
 
 from domain import chain
-from domain.cards import DECK_SIZE, is_card
+from domain.cards import is_card
 from domain.errors import BadArgument, InvalidPlayers, NotAllowedNow, UnknownCommand
 from domain.shuffle import ALGORITHM, commitment, shoe_order
 
@@ -337,7 +337,6 @@ def validate_players(players: Any, low: int, high: int) -> list[str]:
 
 
 __all__ = [
-    "DECK_SIZE",
     "DEALER_RULE",
     "SERVICE",
     "CardDealt",

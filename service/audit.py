@@ -15,11 +15,13 @@ import copy
 import hashlib
 from collections.abc import Iterator
 from typing import Any
+from uuid import UUID
 
 from domain.chain import digest
 from domain.errors import DomainError
 from domain.shuffle import ALGORITHM, shoe_order
 from domain.table import Table, TableEvent
+from service.errors import NotFoundInHistory
 
 ACCOUNTS = ("house", "pot", "kitty")
 
@@ -178,3 +180,144 @@ def _totals(state: dict[str, Any] | None) -> dict[str, int]:
         if account in state:
             totals[account] = state[account]
     return totals
+
+
+# --- the two audits the service offers ------------------------------------------------------------
+
+def round_audit(service: Any, table_id: str, number: int) -> dict[str, Any]:
+    """One finished round: its events, the state before and after, cards, decisions, payments, and the
+    checks (DESIGN.md "Replay and audit"). Reads only the round's events and two snapshot-based states."""
+    uuid = service._uuid(table_id)
+    service._known(table_id)
+    service.index.catch_up()
+    rows = service.index.view.list_rounds(str(uuid), number - 1, 1)
+    if number < 1 or not rows or rows[0]["round"] != number:
+        finished = service.index.view.get_tables([str(uuid)])[str(uuid)]["rounds"]
+        raise NotFoundInHistory(
+            f"Table '{table_id}' has no finished round {number}; its finished rounds are "
+            + (f"1 to {finished}." if finished else "none yet.")
+        )
+    row = rows[0]
+    first, last = row["first_version"], row["last_version"]
+    events = list(service.events.get(uuid, gt=first - 1, lte=last))
+    prev = service._event(table_id, first - 1).digest if first > 1 else ""
+    state_before = service._historic_state(table_id, first - 1) if first > 1 else None
+    state_after = service._historic_state(table_id, last)
+    numbers = sorted({e.shoe for e in events if e.type == "CardDealt"})  # type: ignore[attr-defined]
+    shoes = {s["shoe"]: s for s in service.index.view.get_shoes(str(uuid), numbers)}
+    chain_problems = check_chain(prev, events)
+    cards_ok, card_problems = check_cards(events, shoes)
+    # The rules re-run whole commands: a round may start or end inside one (the card lottery's stage 2
+    # begins in the command that reveals the last stage-1 round).
+    whole = _whole_commands(service, uuid, events)
+    start = whole[0].originator_version
+    rule_problems = check_rules(service._get(table_id, version=start - 1), whole)
+    money_problems = check_money(state_before, state_after, events)
+    public = [e.public() for e in events]
+    return {
+        **{k: v for k, v in row.items() if k != "table_id"},
+        "events": public,
+        "state_before": state_before,
+        "state_after": state_after,
+        "cards": [{"version": e["version"], **e["data"]} for e in public if e["type"] == "CardDealt"],
+        "decisions": [
+            {"version": e["version"], "type": e["type"], "actor": e["actor"], "data": e["data"]}
+            for e in public
+            if e["type"] not in ("PaymentMade", "CardDealt") or (e["type"] == "CardDealt" and e["data"]["face_up"])
+        ],
+        "payments": [{"version": e["version"], **e["data"]} for e in public if e["type"] == "PaymentMade"],
+        "checks": {
+            "chain": not chain_problems,
+            "cards": cards_ok,
+            "rules": not rule_problems,
+            "money": not money_problems,
+        },
+        "problems": chain_problems + card_problems + rule_problems + money_problems,
+    }
+
+def _whole_commands(service: Any, uuid: UUID, events: list[TableEvent]) -> list[TableEvent]:
+    """The events widened to the whole commands they belong to, read a few at a time: most rounds start
+    and end at a command's edge, so one small read each way shows it."""
+    head: list[TableEvent] = []
+    while True:
+        edge = (head[-1] if head else events[0]).originator_version
+        page = list(service.events.get(uuid, lte=edge - 1, desc=True, limit=8))
+        same = [e for e in page if e.command == events[0].command]  # type: ignore[attr-defined]
+        head += same
+        if len(same) < len(page) or len(page) < 8:
+            break
+    tail: list[TableEvent] = []
+    while True:
+        edge = (tail[-1] if tail else events[-1]).originator_version
+        page = list(service.events.get(uuid, gt=edge, limit=8))
+        same = [e for e in page if e.command == events[-1].command]  # type: ignore[attr-defined]
+        tail += same
+        if len(same) < len(page) or len(page) < 8:
+            break
+    return list(reversed(head)) + events + tail
+
+def verify(service: Any, table_id: str) -> dict[str, Any]:
+    """The whole table: the chain from its first event, every shoe against its revealed seed, every
+    command run again through the rules, and the money."""
+    uuid = service._uuid(table_id)
+    service._known(table_id)
+    service.index.catch_up()
+    problems: list[dict[str, Any]] = []
+    prev, count, chain_broken = "", 0, None
+    dealt: dict[int, list[TableEvent]] = {}
+    rules: RulesCheck | None = None
+    pending: list[TableEvent] = []
+    payments: list[TableEvent] = []
+    after = 0
+    while True:
+        batch = list(service.events.get(uuid, gt=after, limit=1000))
+        for e in batch:
+            count += 1
+            if chain_broken is None:
+                found = check_chain(prev, [e])
+                if found:
+                    chain_broken = e.originator_version
+                    problems += found
+            prev = e.digest
+            if e.type == "CardDealt":
+                dealt.setdefault(e.shoe, []).append(e)  # type: ignore[attr-defined]
+            elif e.type == "PaymentMade":
+                payments.append(e)
+            if pending and e.command != pending[-1].command:
+                rules = _rules_feed(service, table_id, rules, pending)
+                pending = []
+            pending.append(e)
+        if len(batch) < 1000:
+            break
+        after = batch[-1].originator_version
+    if pending:
+        rules = _rules_feed(service, table_id, rules, pending)
+    shoes = []
+    for shoe in service.index.view.get_shoes(str(uuid)):
+        cards = dealt.get(shoe["shoe"], [])
+        ok, found = check_cards(cards, {shoe["shoe"]: shoe})
+        problems += found
+        shoes.append({
+            "shoe": shoe["shoe"], "deck": shoe["deck"], "decks": shoe["decks"], "cut": shoe["cut"],
+            "dealt": len(cards), "revealed": shoe["seed"] is not None, "ok": ok,
+        })
+    if rules is not None:
+        problems += rules.problems
+    head = service.current_state(table_id)
+    problems += check_money(None, head, payments)
+    rounds = service.index.view.get_tables([str(uuid)])[str(uuid)]["rounds"]
+    return {
+        "ok": not problems,
+        "chain": {"events": count, "ok": chain_broken is None, "first_broken_version": chain_broken},
+        "shoes": shoes,
+        "commands_checked": rules.commands if rules else 0,
+        "rounds_checked": rounds,
+        "problems": problems,
+    }
+
+def _rules_feed(service: Any, table_id: str, rules: RulesCheck | None, group: list[TableEvent]) -> RulesCheck:
+    if rules is None:  # the opening: start from the table as it was opened
+        rules = RulesCheck(service._get(table_id, version=group[-1].originator_version))
+        return rules
+    rules.feed(group)
+    return rules

@@ -19,7 +19,6 @@ from domain.table import (
     SERVICE,
     CardDealt,
     Recorder,
-    ShoeRevealed,
     ShoeShuffled,
     Table,
     TableEvent,

@@ -159,7 +159,6 @@ class ChemindeferTable(Table):
         self.punter = ""
         self.hands: dict[str, list[str]] = {"punter": [], "banker": []}
         self.punter_third: int | None = None  # point value of the punter's third card, for A.10
-        self.punter_done = False
         self.can_pass_bank = False
         self.coup = 0
         self.stop_zone_reached = False
@@ -448,7 +447,6 @@ class ChemindeferTable(Table):
             self.hands[hand].append(e.card)
             if len(self.hands["banker"]) == 2:
                 self.phase = PUNTER_DRAW
-                self.punter_done = False
         elif self.phase == PUNTER_DRAW:
             self.hands["punter"].append(e.card)
             self.punter_third = point_value(e.card)

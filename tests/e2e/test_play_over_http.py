@@ -23,7 +23,7 @@ def command(base, table_id, name, player, **fields):
 def test_whole_coups_are_played_over_http_and_every_response_hides_the_shoe(server):
     table = requests.post(f"{server}/tables", json={"game": "chemin-de-fer", "players": PLAYERS, "rules": {"decks": 2}}).json()
     table_id, rng = table["table_id"], random.Random(5)
-    state, seeds, settled = table, {}, 0
+    state, settled = table, 0
     while settled < 12:
         name, player, fields = pick(state, rng)
         r = command(server, table_id, name, player, **fields)

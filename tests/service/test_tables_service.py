@@ -8,7 +8,7 @@ from datetime import datetime, timedelta
 
 import pytest
 
-from domain.errors import BadArgument, DomainError, IllegalDraw, NotAllowedNow, StakeAboveBank, UnknownCommand
+from domain.errors import BadArgument, IllegalDraw, NotAllowedNow, StakeAboveBank, UnknownCommand
 from service.errors import ConcurrentWrite, IdempotencyKeyReused, NotFoundInHistory, TableNotFound, VersionMismatch
 from tests.helpers import pick, stacked_shoe
 
