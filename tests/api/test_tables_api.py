@@ -248,3 +248,30 @@ def test_rounds_round_audits_and_verify_answer_over_http(client, play):
     listing = client.get("/tables?game=chemin-de-fer").json
     assert [t["table_id"] for t in listing["tables"]] == [play.table_id]
     assert client.get("/tables?game=card-lottery").json["tables"] == []
+
+
+@pytest.fixture
+def lottery_in_stage_2(client):
+    import random
+
+    from tests.helpers import pick
+
+    body = {"game": "card-lottery", "players": ["olga", "ivan"] + [f"h{i}" for i in range(12)],
+            "banker": "olga", "dealer": "ivan"}
+    state = client.post("/tables", json=body).json
+    rng = random.Random(4)
+    while state["stage"] == 1:  # 12 holders: one stage-1 round
+        name, player, fields = pick(state, rng)
+        state = client.post(f"/tables/{state['table_id']}/commands", json={"command": name, "player": player, **fields}).json["state"]
+    return state
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(body=st.dictionaries(
+    st.sampled_from(["command", "player", "cards", "card", "deck", "amounts", "amount"]),
+    json_values | st.sampled_from(["lead", "beat", "take", "play", "distribute", "h0", "h1", "olga", "Ts", "2c"])
+    | st.lists(st.sampled_from(["Ts", "2c", "Ah", "Ah", "zz", 5]), max_size=4),
+))
+def test_no_body_sent_to_a_card_lottery_in_stage_2_gets_a_500(client, lottery_in_stage_2, body):
+    r = client.post(f"/tables/{lottery_in_stage_2['table_id']}/commands", json=body)
+    assert r.status_code < 500, r.data
