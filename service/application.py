@@ -40,6 +40,8 @@ SeedSource = Callable[[], bytes]
 # the rules are checked again, so a retry can never record what the rules forbid.
 RETRIES = 5
 MAX_PAGE = 1000
+# Versions, rounds and cursors past this cannot exist, and would overflow a database integer.
+MAX_NUMBER = 2**62
 
 
 def utc_now() -> datetime:
@@ -222,6 +224,7 @@ class TablesService(Application):
         uuid = self._uuid(table_id)
         self._get(table_id)
         limit = max(1, min(limit, MAX_PAGE))
+        after = min(max(after, 0), MAX_NUMBER)
         events = list(self.events.get(uuid, gt=after, limit=limit + 1))
         more = len(events) > limit
         events = events[:limit]
@@ -234,6 +237,7 @@ class TablesService(Application):
         """The whole log from ``after`` on, read in batches so a long table streams in bounded memory."""
         uuid = self._uuid(table_id)
         self._get(table_id)
+        after = min(max(after, 0), MAX_NUMBER)
         while True:
             events = list(self.events.get(uuid, gt=after, limit=batch))
             for e in events:
@@ -336,6 +340,6 @@ def _cursor(cursor: str | None) -> int:
         value = int(cursor)  # type: ignore[arg-type]
     except ValueError:
         raise BadArgument("cursor", "'cursor' is the 'next_cursor' of the previous page.") from None
-    if value < 0:
+    if not 0 <= value <= MAX_NUMBER:
         raise BadArgument("cursor", "'cursor' is the 'next_cursor' of the previous page.")
     return value

@@ -192,8 +192,9 @@ def round_audit(service: Any, table_id: str, number: int) -> dict[str, Any]:
     uuid = service._uuid(table_id)
     service._known(table_id)
     service.index.catch_up()
-    rows = service.index.view.list_rounds(str(uuid), number - 1, 1)
-    if number < 1 or not rows or rows[0]["round"] != number:
+    in_range = 1 <= number <= 2**62  # a larger number cannot exist, and would overflow a database integer
+    rows = service.index.view.list_rounds(str(uuid), number - 1, 1) if in_range else []
+    if not in_range or not rows or rows[0]["round"] != number:
         finished = service.index.view.get_tables([str(uuid)])[str(uuid)]["rounds"]
         raise NotFoundInHistory(
             f"Table '{table_id}' has no finished round {number}; its finished rounds are "

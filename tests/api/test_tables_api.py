@@ -275,3 +275,20 @@ def lottery_in_stage_2(client):
 def test_no_body_sent_to_a_card_lottery_in_stage_2_gets_a_500(client, lottery_in_stage_2, body):
     r = client.post(f"/tables/{lottery_in_stage_2['table_id']}/commands", json=body)
     assert r.status_code < 500, r.data
+
+
+@pytest.mark.parametrize(
+    "path,code",
+    [
+        ("/rounds/119140875472865214464", 404),
+        ("/events?after=119140875472865214464", 200),
+        ("/state?version=119140875472865214464", 404),
+        ("/rounds?cursor=119140875472865214464", 422),
+    ],
+)
+def test_numbers_too_large_for_any_table_are_answered_not_crashed_on(client, table, path, code):
+    r = client.get(f"/tables/{table['table_id']}{path}")
+    assert r.status_code == code, r.data
+    r = client.get(f"/tables/{table['table_id']}{path.split('?')[0]}?{path.split('?')[1]}", headers={"Accept": "application/x-ndjson"}) if "?" in path else r
+    assert r.status_code < 500
+    assert client.get("/tables?cursor=119140875472865214464").status_code == 422
