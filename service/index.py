@@ -41,8 +41,10 @@ class IndexBatch:
 
 class IndexView(TrackingRecorder, ABC):
     @abstractmethod
-    def write(self, batch: IndexBatch, tracking: Any) -> None:
-        """Writes the rows and the tracking position in one transaction (IntegrityError if another wrote it)."""
+    def write(self, batch: IndexBatch, tracking: Any, read_at: int) -> None:
+        """Writes the rows and moves the tracking position from ``read_at`` on, in one transaction that first
+        claims the position: if another process moved it since it was read, IntegrityError and nothing is
+        written. Claiming the position first also makes writers queue on one row, so they cannot deadlock."""
 
     @abstractmethod
     def get_tables(self, table_ids: list[str]) -> dict[str, dict[str, Any]]: ...
@@ -119,6 +121,26 @@ class _SQLIndex(IndexView):
     def _select(self, sql: str, params: tuple[Any, ...]) -> list[dict[str, Any]]:
         raise NotImplementedError
 
+    def _claim(self, cursor: Any, table: str, tracking: Any, read_at: int) -> None:
+        """Moves the position from ``read_at`` to the batch's last notification, or fails. A single write
+        statement first, so that SQLite takes its write lock at once (waiting its turn) instead of failing
+        to upgrade a read lock."""
+        p = self.placeholder
+        if read_at == 0:
+            cursor.execute(
+                f"INSERT INTO {table} VALUES ({p}, {p}) ON CONFLICT (application_name) DO NOTHING "
+                "RETURNING notification_id",
+                (tracking.application_name, tracking.notification_id),
+            )
+        else:
+            cursor.execute(
+                f"UPDATE {table} SET notification_id = {p} WHERE application_name = {p} AND notification_id = {p} "
+                "RETURNING notification_id",
+                (tracking.notification_id, tracking.application_name, read_at),
+            )
+        if cursor.fetchone() is None:
+            raise IntegrityError(f"{tracking.application_name}: the read model moved on since it was read")
+
     def get_tables(self, table_ids: list[str]) -> dict[str, dict[str, Any]]:
         if not table_ids:
             return {}
@@ -157,12 +179,12 @@ class SQLiteIndexView(_SQLIndex, SQLiteTrackingRecorder):
     def construct_create_table_statements(self) -> list[str]:
         return super().construct_create_table_statements() + self._create_statements()
 
-    def write(self, batch: IndexBatch, tracking: Any) -> None:
+    def write(self, batch: IndexBatch, tracking: Any, read_at: int) -> None:
         with self.datastore.transaction(commit=True) as c:
+            self._claim(c, "tracking", tracking, read_at)
             for sql, rows in self._upserts(batch):
                 if rows:
                     c.executemany(sql, rows)
-            self._insert_tracking(c, tracking)
 
     def _select(self, sql: str, params: tuple[Any, ...]) -> list[dict[str, Any]]:
         with self.datastore.transaction(commit=False) as c:
@@ -181,12 +203,12 @@ class PostgresIndexView(_SQLIndex, PostgresTrackingRecorder):
     def _table(self, name: str) -> str:
         return Identifier(self.datastore.schema, name).as_string()
 
-    def write(self, batch: IndexBatch, tracking: Any) -> None:
+    def write(self, batch: IndexBatch, tracking: Any, read_at: int) -> None:
         with self.datastore.transaction(commit=True) as curs:
+            self._claim(curs, Identifier(self.datastore.schema, self.tracking_table_name).as_string(), tracking, read_at)
             for sql, rows in self._upserts(batch):
                 if rows:
                     curs.executemany(sql, rows)  # type: ignore[arg-type]
-            self._insert_tracking(curs, tracking)
 
     def _select(self, sql: str, params: tuple[Any, ...]) -> list[dict[str, Any]]:
         with self.datastore.transaction(commit=False) as curs:
@@ -203,9 +225,10 @@ class POPOIndexView(IndexView, POPOTrackingRecorder):
         self._rounds: dict[str, dict[int, dict[str, Any]]] = {}
         self._shoes: dict[str, dict[int, dict[str, Any]]] = {}
 
-    def write(self, batch: IndexBatch, tracking: Any) -> None:
+    def write(self, batch: IndexBatch, tracking: Any, read_at: int) -> None:
         with self._database_lock:
-            self._assert_tracking_uniqueness(tracking)
+            if (self._max_tracking_ids[tracking.application_name] or 0) != read_at:
+                raise IntegrityError(f"{tracking.application_name}: the read model moved on since it was read")
             for table_id, row in batch.tables.items():
                 self._tables[table_id] = json.loads(json.dumps(row))
             for row in batch.rounds:
@@ -273,7 +296,7 @@ class Indexer:
                     notes, events = notes[:keep], events[:keep]
             batch = self._build([(n.id, e) for n, e in zip(notes, events)])
             try:
-                self.view.write(batch, Tracking(self.app.name, notes[-1].id))
+                self.view.write(batch, Tracking(self.app.name, notes[-1].id), position)
             except IntegrityError:
                 continue  # another process wrote this range first: read the position again
 
