@@ -6,11 +6,11 @@ import threading
 from collections import Counter
 
 from flask import Flask, Response, current_app, request
-from flask_smorest import Blueprint as ApiBlueprint
+from flask_smorest import Blueprint
 
 from api.errors import error_body
 
-blp = ApiBlueprint("operations", __name__, description="Liveness, readiness and metrics.")
+blp = Blueprint("operations", __name__, description="Liveness, readiness and metrics.")
 _lock = threading.Lock()
 _requests: Counter[tuple[str, str, int]] = Counter()
 _commands: Counter[tuple[str, str]] = Counter()

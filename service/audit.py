@@ -186,6 +186,48 @@ def _totals(state: dict[str, Any] | None) -> dict[str, int]:
 
 # --- the two audits the service offers ------------------------------------------------------------
 
+
+def read_events(service: Any, uuid: UUID, after: int, upto: int | None, limit: int | None = None) -> tuple[list[TableEvent], int | None]:
+    """Stored events after a version; with the version of the first one that cannot be read at all (its
+    stored form was damaged), if any. The events before it are returned."""
+    try:
+        events = list(service.events.get(uuid, gt=after, lte=upto, limit=limit))
+        for e in events:
+            e.public()
+        return events, None
+    except Exception:  # noqa: BLE001 - any failure to decode a stored event is what an auditor must hear of
+        pass
+    found: list[TableEvent] = []
+    version = after + 1
+    while upto is None or version <= upto:
+        try:
+            page = list(service.events.get(uuid, gt=version - 1, lte=version))
+            for e in page:
+                e.public()  # a field missing from the stored form shows here
+        except Exception:  # noqa: BLE001
+            return found, version
+        if not page:
+            return found, None
+        found += page
+        version += 1
+    return found, None
+
+
+def _unreadable_round(row: dict[str, Any], events: list[TableEvent], version: int) -> dict[str, Any]:
+    message = f"the stored event at version {version} cannot be read: it was altered or damaged"
+    return {
+        **{k: v for k, v in row.items() if k != "table_id"},
+        "events": [e.public() for e in events],
+        "state_before": None,
+        "state_after": None,
+        "cards": [],
+        "decisions": [],
+        "payments": [],
+        "checks": {"chain": False, "cards": None, "rules": False, "money": False},
+        "problems": [{"check": "chain", "version": version, "type": None, "message": message}],
+    }
+
+
 def round_audit(service: Any, table_id: str, number: int) -> dict[str, Any]:
     """One finished round: its events, the state before and after, cards, decisions, payments, and the
     checks (DESIGN.md "Replay and audit"). Reads only the round's events and two snapshot-based states."""
@@ -202,7 +244,9 @@ def round_audit(service: Any, table_id: str, number: int) -> dict[str, Any]:
         )
     row = rows[0]
     first, last = row["first_version"], row["last_version"]
-    events = list(service.events.get(uuid, gt=first - 1, lte=last))
+    events, unreadable = read_events(service, uuid, first - 1, last)
+    if unreadable is not None:
+        return _unreadable_round(row, events, unreadable)
     prev = service._event(table_id, first - 1).digest if first > 1 else ""
     state_before = service._historic_state(table_id, first - 1) if first > 1 else None
     state_after = service._historic_state(table_id, last)
@@ -240,6 +284,7 @@ def round_audit(service: Any, table_id: str, number: int) -> dict[str, Any]:
         "problems": chain_problems + card_problems + rule_problems + money_problems,
     }
 
+
 def _whole_commands(service: Any, uuid: UUID, events: list[TableEvent]) -> list[TableEvent]:
     """The events widened to the whole commands they belong to, read a few at a time: most rounds start
     and end at a command's edge, so one small read each way shows it."""
@@ -261,6 +306,7 @@ def _whole_commands(service: Any, uuid: UUID, events: list[TableEvent]) -> list[
             break
     return list(reversed(head)) + events + tail
 
+
 def verify(service: Any, table_id: str) -> dict[str, Any]:
     """The whole table: the chain from its first event, every shoe against its revealed seed, every
     command run again through the rules, and the money."""
@@ -275,7 +321,11 @@ def verify(service: Any, table_id: str) -> dict[str, Any]:
     payments: list[TableEvent] = []
     after = 0
     while True:
-        batch = list(service.events.get(uuid, gt=after, limit=1000))
+        batch, unreadable = read_events(service, uuid, after, None, limit=1000)
+        if unreadable is not None:
+            problems.append({"check": "chain", "version": unreadable, "type": None,
+                             "message": f"the stored event at version {unreadable} cannot be read: it was altered or damaged"})
+            chain_broken = chain_broken or unreadable
         for e in batch:
             count += 1
             if chain_broken is None:
@@ -292,10 +342,10 @@ def verify(service: Any, table_id: str) -> dict[str, Any]:
                 rules = _rules_feed(service, table_id, rules, pending)
                 pending = []
             pending.append(e)
-        if len(batch) < 1000:
+        if unreadable is not None or len(batch) < 1000:
             break
         after = batch[-1].originator_version
-    if pending:
+    if pending and unreadable is None:  # after an unreadable event the last command is not whole
         rules = _rules_feed(service, table_id, rules, pending)
     shoes = []
     for shoe in service.index.view.get_shoes(str(uuid)):
@@ -308,8 +358,8 @@ def verify(service: Any, table_id: str) -> dict[str, Any]:
         })
     if rules is not None:
         problems += rules.problems
-    head = service.current_state(table_id)
-    problems += check_money(None, head, payments)
+    if unreadable is None:  # the state at the head is rebuilt from the very events that could not be read
+        problems += check_money(None, service.current_state(table_id), payments)
     rounds = service.index.view.get_tables([str(uuid)])[str(uuid)]["rounds"]
     return {
         "ok": not problems,
@@ -319,6 +369,7 @@ def verify(service: Any, table_id: str) -> dict[str, Any]:
         "rounds_checked": rounds,
         "problems": problems,
     }
+
 
 def _rules_feed(service: Any, table_id: str, rules: RulesCheck | None, group: list[TableEvent]) -> RulesCheck:
     if rules is None:  # the opening: start from the table as it was opened

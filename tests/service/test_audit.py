@@ -155,6 +155,21 @@ def test_an_altered_stored_card_is_named_by_the_round_audit(make_service, stored
     assert audit["checks"]["cards"] is False and audit["checks"]["rules"] is False
 
 
+def test_a_stored_event_damaged_beyond_reading_is_named_not_crashed_on(make_service, stored):
+    service = make_service()
+    table_id = played(service)
+    rounds = all_rounds(service, table_id)
+    victim = rounds[1]["first_version"] + 1
+    tamper(stored, table_id, victim, b'"actor":', b'"act0r":')
+    fresh = make_service()
+    audit = fresh.round_audit(table_id, 2)
+    assert audit["checks"]["chain"] is False
+    assert audit["problems"][0]["version"] == victim and "cannot be read" in audit["problems"][0]["message"]
+    report = fresh.verify(table_id)
+    assert report["ok"] is False and report["chain"]["first_broken_version"] == victim
+    assert fresh.round_audit(table_id, 1)["checks"]["chain"] is True  # the rounds before it still audit
+
+
 # --- a payout the rules forbid, recorded behind the service's back -------------------------------------
 
 def test_a_payout_the_rules_forbid_fails_the_rules_check_even_with_an_intact_chain(make_service):
