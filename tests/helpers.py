@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import importlib.machinery
+import importlib.util
+import sys
 import random
-import types
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -66,15 +67,21 @@ def stacked_shoe(top: list[str]):  # type: ignore[no-untyped-def]
     return stacked_decks({"shoe": top})
 
 
-def _demo() -> Any:
-    """scripts/demo's random legal player (stand-alone there, so it is loaded from its file here)."""
-    loader = importlib.machinery.SourceFileLoader("zametano_demo", str(Path(__file__).resolve().parents[1] / "scripts" / "demo"))
-    module = types.ModuleType(loader.name)
+SCRIPTS = Path(__file__).resolve().parents[1] / "scripts"
+
+
+def load_script(name: str, module_name: str) -> Any:
+    """A stand-alone script of scripts/ (no .py ending) loaded as a module, so tests can call its functions."""
+    loader = importlib.machinery.SourceFileLoader(module_name, str(SCRIPTS / name))
+    spec = importlib.util.spec_from_loader(module_name, loader)
+    assert spec is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[module_name] = module  # dataclasses look their module up while the class is built
     loader.exec_module(module)
     return module
 
 
-DEMO = _demo()
+DEMO = load_script("demo", "zametano_demo")  # its random legal player serves the tests too
 
 
 def random_args(state: dict[str, Any], expect: dict[str, str], rng: random.Random) -> dict[str, Any]:

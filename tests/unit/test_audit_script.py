@@ -8,15 +8,12 @@ access might.
 
 from __future__ import annotations
 
-import importlib.machinery
-import importlib.util
 import json
 import os
 import random
 import re
 import sqlite3
 import subprocess
-import sys
 import threading
 import urllib.request
 import uuid
@@ -32,6 +29,7 @@ import pytest
 
 from api.app import create_app
 from service.config import load
+from tests import helpers
 from tests.helpers import pick
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -40,13 +38,7 @@ HEADER = ("table", "game", "events", "revealed", "rounds", "chain", "shoes", "se
 
 
 def load_script() -> Any:
-    loader = importlib.machinery.SourceFileLoader("zametano_audit", str(SCRIPT))
-    spec = importlib.util.spec_from_loader("zametano_audit", loader)
-    assert spec is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["zametano_audit"] = module  # dataclasses look their module up while the class is built
-    loader.exec_module(module)
-    return module
+    return helpers.load_script("audit", "zametano_audit")
 
 
 audit = load_script()

@@ -2,18 +2,17 @@
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import subprocess
 import sys
 from fractions import Fraction
-from importlib.machinery import SourceFileLoader
 from pathlib import Path
 from types import ModuleType
 
 import pytest
 
 from domain.chemin_de_fer import rules
+from tests.helpers import load_script
 
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "scripts" / "odds"
@@ -27,12 +26,7 @@ PUNTO_BANCO = {
 
 @pytest.fixture(scope="module")
 def odds() -> ModuleType:
-    loader = SourceFileLoader("odds_script", str(SCRIPT))
-    spec = importlib.util.spec_from_loader("odds_script", loader)
-    assert spec is not None
-    module = importlib.util.module_from_spec(spec)
-    loader.exec_module(module)
-    return module
+    return load_script("odds", "odds_script")
 
 
 def run(*args: str) -> subprocess.CompletedProcess[str]:

@@ -9,10 +9,7 @@ itself.
 from __future__ import annotations
 
 import hashlib
-import importlib.machinery
-import importlib.util
 import json
-import sys
 import threading
 import urllib.parse
 from collections.abc import Iterator
@@ -21,6 +18,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
+from tests import helpers
 
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "scripts" / "verify-shoe"
@@ -35,13 +34,7 @@ FIRST_CARDS = ["Kh", "6h", "2d", "8h"]
 
 
 def load_script() -> Any:
-    loader = importlib.machinery.SourceFileLoader("verify_shoe", str(SCRIPT))
-    spec = importlib.util.spec_from_loader("verify_shoe", loader)
-    assert spec is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["verify_shoe"] = module  # dataclasses look their module up while the class is built
-    loader.exec_module(module)
-    return module
+    return helpers.load_script("verify-shoe", "verify_shoe")
 
 
 verify_shoe = load_script()
