@@ -7,7 +7,7 @@ from typing import Any
 from flask import Flask
 from flask_smorest import Api
 
-from api import audit, auth, errors, ops, tables
+from api import audit, auth, errors, keys, ops, tables
 from service.application import TablesService
 from service.config import Settings, load
 
@@ -31,6 +31,7 @@ def create_app(settings: Settings | None = None, service: Any = None) -> Flask:
     api.register_blueprint(tables.blp)
     api.register_blueprint(audit.blp)
     api.register_blueprint(ops.blp)
+    api.register_blueprint(keys.blp)
     errors.register(app)
     auth.register(app)
     ops.register(app)

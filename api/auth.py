@@ -8,7 +8,8 @@ from flask import Flask, current_app, request
 
 from api.errors import error_body
 
-OPEN_PATHS = ("/healthz", "/readyz", "/metrics", "/openapi.json")
+# /keys is public on purpose: anyone holding a receipt must be able to fetch the key to check it.
+OPEN_PATHS = ("/healthz", "/readyz", "/metrics", "/openapi.json", "/keys")
 
 
 def register(app: Flask) -> None:

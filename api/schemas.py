@@ -103,11 +103,49 @@ class EventSchema(Schema):
     command = fields.Integer(metadata={"description": "Number of the command that appended the event."})
 
 
+class ReceiptSchema(Schema):
+    """A table's head signed by the service: keep it, and it proves later what the service recorded."""
+
+    table_id = fields.String()
+    version = fields.Integer()
+    digest = fields.String(metadata={"description": "The digest of the event at that version."})
+    timestamp = fields.String(metadata={"description": "The timestamp of the event at that version."})
+    key_id = fields.String(metadata={"description": "The signing key, listed at GET /keys."})
+    signature = fields.String(
+        metadata={"description": "Ed25519 over the canonical JSON of the other five fields; base64url, no padding."}
+    )
+
+
+class OpenedTableSchema(TableStateSchema):
+    receipt = fields.Nested(ReceiptSchema)
+
+
 class CommandResultSchema(Schema):
     version = fields.Integer()
     digest = fields.String()
     events = fields.List(fields.Nested(EventSchema))
     state = fields.Nested(TableStateSchema)
+    receipt = fields.Nested(ReceiptSchema, metadata={"description": "The new head, signed."})
+
+
+class HeadSchema(Schema):
+    table_id = fields.String()
+    version = fields.Integer()
+    digest = fields.String()
+    timestamp = fields.String()
+    receipt = fields.Nested(ReceiptSchema)
+
+
+class SigningKeySchema(Schema):
+    key_id = fields.String(metadata={"description": "First 16 hex digits of sha256 of the raw public key."})
+    algorithm = fields.String()
+    public_key = fields.String(metadata={"description": "The raw 32-byte public key, base64url without padding."})
+    not_before = fields.String(allow_none=True, metadata={"description": "When the service began signing with it."})
+    not_after = fields.String(allow_none=True, metadata={"description": "When it was retired; null while current."})
+
+
+class SigningKeysSchema(Schema):
+    keys = fields.List(fields.Nested(SigningKeySchema), metadata={"description": "The current key first."})
 
 
 class EventsPageSchema(Schema):

@@ -28,17 +28,20 @@ def is_loopback(host: str) -> bool:
 
 def prepare_store() -> str:
     """Creates the event store's tables in this (master) process, then tells workers not to: several
-    processes creating tables at once race in PostgreSQL ("tuple concurrently updated")."""
+    processes creating tables at once race in PostgreSQL ("tuple concurrently updated"). Makes the
+    signing key here too (or records a new one in the keyring), so every worker reads the same key."""
     from service.application import TablesService
+    from service.signing import load_signer
 
     settings = load()
+    signer = load_signer(settings)
     if os.environ.get("CREATE_TABLE", "y").lower() not in ("n", "no", "f", "false", "off", "0"):
-        TablesService(settings).close()
+        TablesService(settings, signer=signer).close()
     os.environ["CREATE_TABLE"] = "n"
     where = settings.persistence.get("SQLITE_DBNAME") or (
         f"PostgreSQL {settings.persistence.get('POSTGRES_HOST')}/{settings.persistence.get('POSTGRES_DBNAME')}"
     )
-    return f"{settings.module} ({where})"
+    return f"{settings.module} ({where}); {signer.describe()}"
 
 
 def check_exposure(host: str) -> str | None:

@@ -14,7 +14,9 @@ from api.schemas import (
     CommandResultSchema,
     EventsPageSchema,
     EventsQueryArgs,
+    HeadSchema,
     ListTablesArgs,
+    OpenedTableSchema,
     OpenTableArgs,
     StateQueryArgs,
     TablesPageSchema,
@@ -50,12 +52,13 @@ class Tables(MethodView):
         return service().list_tables(args.get("game"), args.get("cursor"), args["limit"])
 
     @blp.arguments(OpenTableArgs)
-    @blp.response(201, TableStateSchema)
+    @blp.response(201, OpenedTableSchema)
     def post(self, args: dict[str, Any]) -> Any:
         """Open a table.
 
         `rules` holds the options of RULES.md for the game; omitted options take their defaults and
         unknown ones are refused. The table's first event, `TableOpened`, records them for good.
+        The state carries the signed `receipt` of that first event.
         """
         state = service().open_table(args["game"], args["players"], args.get("rules"), **_roles(args))
         return state, 201, {"Location": f"/tables/{state['table_id']}"}
@@ -99,7 +102,8 @@ class Commands(MethodView):
         `player` is the actor; the rules say who may issue each command. `If-Match: "<version>"`
         refuses with 409 unless the table is still at that version; a repeated `Idempotency-Key`
         with the same body returns the first response and appends nothing. The response is the
-        receipt: the new head `version` and `digest`, the appended events and the new state.
+        receipt: the new head `version` and `digest`, the appended events, the new state, and
+        `receipt`, the new head signed by the service (verify it with a key of GET /keys).
         """
         command, player = args.pop("command"), args.pop("player")
         return service().execute(
@@ -110,6 +114,18 @@ class Commands(MethodView):
             if_match=if_match(),
             idempotency_key=request.headers.get("Idempotency-Key"),
         )
+
+
+@blp.route("/tables/<table_id>/head")
+class Head(MethodView):
+    @blp.response(200, HeadSchema)
+    def get(self, table_id: str) -> Any:
+        """The table's head: the version, digest and timestamp of its last event, and a signed `receipt`.
+
+        Reads one event however long the table. The receipt is signed with the current key of
+        GET /keys; the same head signed with the same key is always the same receipt.
+        """
+        return service().head(table_id)
 
 
 @blp.route("/tables/<table_id>/events")

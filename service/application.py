@@ -1,7 +1,8 @@
 """The eventsourcing Application for tables: one method per use, each its own transaction.
 
 Commands: ``open_table`` and ``execute`` (which routes a command to the table aggregate). Queries:
-``current_state``, ``state_at_version``, ``state_at_moment``, ``events_page``, ``iter_events``.
+``current_state``, ``state_at_version``, ``state_at_moment``, ``events_page``, ``iter_events``, ``head``.
+Every command's result and ``head`` carry a receipt signed by the service's key (service/signing.py).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from domain.table import Table, TableEvent
 from service import audit
 from service.config import Settings
 from service.index import Indexer
+from service.signing import Signer, load_signer
 from service.errors import (
     ConcurrentWrite,
     IdempotencyKeyReused,
@@ -84,7 +86,12 @@ class TablesService(Application):
         clock: Clock = utc_now,
         new_seed: SeedSource = fresh_seed,
         env: dict[str, str] | None = None,
+        signer: Signer | None = None,
     ) -> None:
+        # The key first: a key that cannot be used stops start-up before the store is touched.
+        if signer is None:
+            signer = load_signer(settings) if settings is not None else Signer.in_memory()
+        self.signer = signer
         merged = dict(settings.persistence) if settings else {}
         merged.update(env or {})
         super().__init__(env=merged)
@@ -101,7 +108,7 @@ class TablesService(Application):
             raise BadArgument("game", f"Unknown game '{game}'; the games are: {', '.join(sorted(GAMES))}.")
         table = GAMES[game].open(players, rules if rules is not None else {}, self.clock(), **roles)
         self.save(table)
-        return self._state(table)
+        return {**self._state(table), "receipt": self._receipt(table)}
 
     def execute(
         self,
@@ -156,6 +163,7 @@ class TablesService(Application):
                 "digest": table.head,
                 "events": [event_dict(e) for e in appended],
                 "state": self._state(table),
+                "receipt": self._receipt(table),
             }
         raise AssertionError("unreachable")  # pragma: no cover
 
@@ -173,6 +181,7 @@ class TablesService(Application):
             "digest": table.head,
             "events": [event_dict(e) for e in events],
             "state": self._state(table),
+            "receipt": self._receipt(table),
         }
 
     # --- queries -----------------------------------------------------------------------------------
@@ -284,6 +293,20 @@ class TablesService(Application):
         """The whole table verified (service/audit.py)."""
         return audit.verify(self, table_id)
 
+    def head(self, table_id: str) -> dict[str, Any]:
+        """The table's head event (version, digest, timestamp) and a receipt for it: one read, however
+        long the table."""
+        uuid = self._uuid(table_id)
+        last = next(iter(self.events.get(uuid, desc=True, limit=1)), None)
+        if not isinstance(last, TableEvent):
+            raise TableNotFound(table_id)
+        receipt = self.signer.sign_receipt(str(uuid), last.originator_version, last.digest, last.timestamp_text)
+        return {k: receipt[k] for k in ("table_id", "version", "digest", "timestamp")} | {"receipt": receipt}
+
+    def signing_keys(self) -> dict[str, Any]:
+        """Every key receipts were signed with, the current one first (the body of GET /keys)."""
+        return {"keys": self.signer.keys()}
+
     def ping(self) -> None:
         """Raises unless the event store answers."""
         self.recorder.select_events(UUID(int=0), limit=1)
@@ -322,6 +345,10 @@ class TablesService(Application):
             state["expects"] = []  # between two events of one command nothing is expected
         state["as_of"] = {"version": version, "timestamp": format_timestamp(table.modified_on)}
         return state
+
+    def _receipt(self, table: Table) -> dict[str, Any]:
+        # The head event's own timestamp, not the signing time: re-signing a head gives the same receipt.
+        return self.signer.sign_receipt(str(table.id), table.version, table.head, format_timestamp(table.modified_on))
 
     @staticmethod
     def _state(table: Table) -> dict[str, Any]:

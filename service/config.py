@@ -34,7 +34,7 @@ LIBRARY_VARIABLES = (
     "AGGREGATE_CACHE_MAXSIZE",
 )
 # Our own.
-OWN_VARIABLES = ("SNAPSHOT_INTERVAL", "ZAMETANO_TOKENS", "ZAMETANO_DATA_DIR")
+OWN_VARIABLES = ("SNAPSHOT_INTERVAL", "ZAMETANO_TOKENS", "ZAMETANO_DATA_DIR", "ZAMETANO_SIGNING_KEY_FILE")
 # Read by the server entry points (api/server.py, api/gunicorn_conf.py).
 SERVER_VARIABLES = ("HOST", "PORT", "WEB_CONCURRENCY", "BIND")
 ALL_VARIABLES = LIBRARY_VARIABLES + OWN_VARIABLES + SERVER_VARIABLES
@@ -50,6 +50,9 @@ class Settings:
     persistence: dict[str, str]
     snapshot_interval: int = 50
     tokens: dict[str, str] = field(default_factory=dict)  # token -> role
+    data_dir: str = "var"
+    # The Ed25519 PEM key that signs receipts; None: signing-key.pem in data_dir, made on first start.
+    signing_key_file: str | None = None
 
     @property
     def module(self) -> str:
@@ -60,8 +63,8 @@ def load(environ: Mapping[str, str] | None = None) -> Settings:
     env = dict(os.environ if environ is None else environ)
     persistence = {k: env[k] for k in LIBRARY_VARIABLES if k in env}
     module = persistence.setdefault("PERSISTENCE_MODULE", "eventsourcing.sqlite")
+    data_dir = Path(env.get("ZAMETANO_DATA_DIR") or "var")
     if module == "eventsourcing.sqlite" and "SQLITE_DBNAME" not in persistence:
-        data_dir = Path(env.get("ZAMETANO_DATA_DIR", "var"))
         data_dir.mkdir(parents=True, exist_ok=True)
         persistence["SQLITE_DBNAME"] = str(data_dir / "zametano.sqlite")
     if module == "eventsourcing.postgres":
@@ -76,7 +79,13 @@ def load(environ: Mapping[str, str] | None = None) -> Settings:
         raise ConfigError("SNAPSHOT_INTERVAL must be a whole number") from exc
     if interval < 1:
         raise ConfigError("SNAPSHOT_INTERVAL must be at least 1")
-    return Settings(persistence=persistence, snapshot_interval=interval, tokens=parse_tokens(env.get("ZAMETANO_TOKENS", "")))
+    return Settings(
+        persistence=persistence,
+        snapshot_interval=interval,
+        tokens=parse_tokens(env.get("ZAMETANO_TOKENS", "")),
+        data_dir=str(data_dir),
+        signing_key_file=env.get("ZAMETANO_SIGNING_KEY_FILE") or None,
+    )
 
 
 def parse_tokens(text: str) -> dict[str, str]:
