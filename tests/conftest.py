@@ -61,13 +61,17 @@ def postgres_env(postgres_available: None) -> Iterator[dict[str, str]]:
 
 @pytest.fixture(params=["memory", "sqlite", "postgres"])
 def persistence_env(request: pytest.FixtureRequest, tmp_path) -> dict[str, str]:  # type: ignore[no-untyped-def]
-    """The same tests run on every persistence module."""
+    """The same tests run on every persistence module (the signing key and keyring in the test's folder)."""
     if request.param == "memory":
         return {"PERSISTENCE_MODULE": "eventsourcing.popo"}
     if request.param == "sqlite":
         # A file, not :memory: (an in-memory SQLite database is per connection).
-        return {"PERSISTENCE_MODULE": "eventsourcing.sqlite", "SQLITE_DBNAME": str(tmp_path / "events.sqlite")}
-    return request.getfixturevalue("postgres_env")
+        return {
+            "PERSISTENCE_MODULE": "eventsourcing.sqlite",
+            "SQLITE_DBNAME": str(tmp_path / "events.sqlite"),
+            "ZAMETANO_DATA_DIR": str(tmp_path),
+        }
+    return {**request.getfixturevalue("postgres_env"), "ZAMETANO_DATA_DIR": str(tmp_path)}
 
 
 @pytest.fixture

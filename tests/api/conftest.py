@@ -10,7 +10,11 @@ from tests.helpers import Seeds, StepClock
 
 @pytest.fixture
 def settings(tmp_path):
-    return load({"PERSISTENCE_MODULE": "eventsourcing.sqlite", "SQLITE_DBNAME": str(tmp_path / "api.sqlite")})
+    return load({
+        "PERSISTENCE_MODULE": "eventsourcing.sqlite",
+        "SQLITE_DBNAME": str(tmp_path / "api.sqlite"),
+        "ZAMETANO_DATA_DIR": str(tmp_path),
+    })
 
 
 @pytest.fixture

@@ -13,6 +13,7 @@ def secured(tmp_path, monkeypatch):
     env = {
         "PERSISTENCE_MODULE": "eventsourcing.sqlite",
         "SQLITE_DBNAME": str(tmp_path / "auth.sqlite"),
+        "ZAMETANO_DATA_DIR": str(tmp_path),
         "ZAMETANO_TOKENS": "operator:op-secret,auditor:au-secret",
     }
     settings = load(env)

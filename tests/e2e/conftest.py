@@ -35,10 +35,12 @@ def server(request, tmp_path):
     if request.param == "sqlite":
         env = {"PERSISTENCE_MODULE": "eventsourcing.sqlite", "SQLITE_DBNAME": str(tmp_path / "e2e.sqlite")}
     else:
-        env = request.getfixturevalue("postgres_env")
+        env = dict(request.getfixturevalue("postgres_env"))
+    env["ZAMETANO_DATA_DIR"] = str(tmp_path / "data")  # the signing key and keyring
     port = free_port()
     clean = {k: v for k, v in os.environ.items() if not k.startswith(("POSTGRES_", "SQLITE_", "PERSISTENCE_"))}
     clean.pop("ZAMETANO_TOKENS", None)
+    clean.pop("ZAMETANO_SIGNING_KEY_FILE", None)
     log = open(tmp_path / "server.log", "w")
     process = subprocess.Popen(
         [sys.executable, "-m", "api.server", "--host", "127.0.0.1", "--port", str(port), "--workers", "2"],

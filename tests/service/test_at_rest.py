@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
+from pathlib import Path
 
 from eventsourcing.cipher import AESCipher
 
@@ -12,6 +13,7 @@ from tests.helpers import Seeds, StepClock
 
 
 def played_raw_rows(env):
+    env = {**env, "ZAMETANO_DATA_DIR": str(Path(env["SQLITE_DBNAME"]).parent)}  # the signing key beside it
     service = TablesService(load(env), clock=StepClock(), new_seed=Seeds())
     table_id = service.open_table("chemin-de-fer", ["anna", "boris"], {})["table_id"]
     service.execute(table_id, "draw_seats", "anna", {})
