@@ -4,7 +4,10 @@ COPY pyproject.toml README.md ./
 COPY domain domain
 COPY service service
 COPY api api
-RUN pip install --no-cache-dir . && useradd --system zametano
+RUN pip install --no-cache-dir . && useradd --system zametano \
+    && mkdir -p /var/lib/zametano && chown zametano /var/lib/zametano && chmod 700 /var/lib/zametano
+# The signing key (made on first start) and the keyring live here: mount a volume to keep them.
+ENV ZAMETANO_DATA_DIR=/var/lib/zametano
 USER zametano
 EXPOSE 8000
 # Tables are created once by the gunicorn master (on_starting) before the workers fork.

@@ -2,7 +2,8 @@
 
 Persistence uses the eventsourcing library's own variables (PERSISTENCE_MODULE, SQLITE_DBNAME,
 POSTGRES_*, CREATE_TABLE, CIPHER_*, COMPRESSOR_TOPIC, AGGREGATE_CACHE_MAXSIZE); with none set the
-service keeps its events in an SQLite file under ./var/.
+service keeps its events in an SQLite file under ./var/, and signs receipts with a key it makes there
+(service/signing.py).
 """
 
 from __future__ import annotations
