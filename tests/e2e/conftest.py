@@ -52,7 +52,7 @@ def server(request, tmp_path):
         try:
             if requests.get(base + "/readyz", timeout=1).status_code == 200:
                 break
-        except requests.ConnectionError:
+        except (requests.ConnectionError, requests.Timeout):  # not listening yet, or a worker still booting
             pass
         if process.poll() is not None or time.monotonic() > deadline:
             process.kill()
