@@ -34,7 +34,7 @@ from tests.helpers import pick
 
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "scripts" / "audit"
-HEADER = ("table", "game", "events", "revealed", "rounds", "chain", "shoes", "server", "result")
+HEADER = ("table", "game", "events", "revealed", "rounds", "chain", "shoes", "server", "heads", "result")
 
 
 def load_script() -> Any:
@@ -208,7 +208,7 @@ def expected_row(base: str, table_id: str, game: str, rounds: str) -> dict[str, 
     revealed = {e["data"]["shoe"] for e in events if e["type"] == "ShoeRevealed"}
     return {
         "game": game, "events": str(len(events)), "revealed": f"{len(revealed)}/{len(shuffled)}", "rounds": rounds,
-        "chain": "ok", "shoes": "ok", "server": "ok", "result": "ok",
+        "chain": "ok", "shoes": "ok", "server": "ok", "heads": "-", "result": "ok",
     }
 
 
