@@ -255,6 +255,38 @@ def test_a_log_cut_short_after_its_head_was_saved_fails_naming_the_table_and_the
     assert "Traceback" not in err
 
 
+def test_what_the_house_signed_is_listed_first_however_much_else_is_wrong(
+    saved: tuple[House, str, Path, list[str]], capsys: Any
+) -> None:
+    stand_in, base, heads, tables = saved
+    stand_in.play(tables[0], 30)
+    log = stand_in.logs[tables[0]]
+    log[:] = [dict(e) for e in log[:5] for _ in range(2)]  # cut to 5, every event twice: 5 problems and more
+
+    code, out, _ = run(capsys, base, "--all", "--heads", str(heads))
+
+    assert code == 1, out
+    listed = problem_lines(out, tables[0])
+    assert listed[0].startswith("heads          version 7") and "but the log ends at version 5" in listed[0], out
+
+
+def test_a_head_signed_by_a_key_the_service_does_not_list_is_saved_and_a_failure(
+    house: tuple[House, str], tmp_path: Path, capsys: Any
+) -> None:
+    stand_in, base = house
+    table_id = stand_in.open(3)
+    stand_in.keys = [helpers.key_listing(Ed25519PrivateKey.from_private_bytes(bytes([4]) * 32))]
+    heads = tmp_path / "heads.jsonl"
+
+    code, out, _ = run(capsys, f"{base}/tables/{table_id}", "--save-heads", str(heads))
+
+    assert code == 1, out
+    assert row_of(out, table_id)["heads"] == "FAILED"
+    assert listed_problem(out, table_id, "head", 3, f"is signed by key {stand_in.receipt(table_id)['key_id']}",
+                          "the head fetched now")
+    assert read_lines(heads) == [{"keys": stand_in.keys}, {"receipt": stand_in.receipt(table_id)}]  # as evidence
+
+
 def test_a_rewritten_log_chained_again_fails_at_the_signed_version(
     saved: tuple[House, str, Path, list[str]], capsys: Any
 ) -> None:
