@@ -590,7 +590,7 @@ def test_a_file_that_is_not_receipts_exits_2_naming_the_line(
 
     assert code == 2
     assert out == ""
-    assert f"{receipts} {message}" in err or f"{receipts} line" in err and message in err
+    assert f"audit: error: {receipts} {message}" in err
 
 
 def test_a_missing_heads_file_exits_2(tmp_path: Path, capsys: Any) -> None:
