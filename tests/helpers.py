@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import importlib.machinery
 import importlib.util
 import sys
@@ -12,6 +14,9 @@ from pathlib import Path
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
+from cryptography.hazmat.primitives import serialization
+
+from domain.chain import canonical_json
 from domain.table import Table
 
 START = datetime(2026, 11, 29, 20, 15, 3, tzinfo=timezone.utc)
@@ -92,3 +97,18 @@ def random_args(state: dict[str, Any], expect: dict[str, str], rng: random.Rando
 def pick(state: dict[str, Any], rng: random.Random) -> tuple[str, str, dict[str, Any]]:
     expect = rng.choice(state["expects"])
     return expect["command"], expect["player"], random_args(state, expect, rng)
+
+
+def key_listing(private: Any, not_after: str | None = None) -> dict[str, Any]:
+    """An Ed25519 key as GET /keys lists it (the receipt format): its id and its raw public key, base64url."""
+    raw = private.public_key().public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
+    return {"key_id": hashlib.sha256(raw).hexdigest()[:16], "algorithm": "Ed25519",
+            "public_key": base64.urlsafe_b64encode(raw).rstrip(b"=").decode(), "not_before": None,
+            "not_after": not_after}
+
+
+def sign_receipt(private: Any, fields: dict[str, Any], key_id: str | None = None) -> dict[str, Any]:
+    """A receipt as the receipt format makes one: the fields and the key's id, signed as canonical JSON."""
+    unsigned = {**fields, "key_id": key_id or key_listing(private)["key_id"]}
+    signature = private.sign(canonical_json(unsigned).encode("utf-8"))
+    return {**unsigned, "signature": base64.urlsafe_b64encode(signature).rstrip(b"=").decode()}

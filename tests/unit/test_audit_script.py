@@ -26,6 +26,7 @@ from typing import Any
 from wsgiref.simple_server import WSGIRequestHandler, make_server
 
 import pytest
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from api.app import create_app
 from service.config import load
@@ -34,7 +35,7 @@ from tests.helpers import pick
 
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "scripts" / "audit"
-HEADER = ("table", "game", "events", "revealed", "rounds", "chain", "shoes", "server", "result")
+HEADER = ("table", "game", "events", "revealed", "rounds", "chain", "shoes", "server", "heads", "result")
 
 
 def load_script() -> Any:
@@ -208,7 +209,7 @@ def expected_row(base: str, table_id: str, game: str, rounds: str) -> dict[str, 
     revealed = {e["data"]["shoe"] for e in events if e["type"] == "ShoeRevealed"}
     return {
         "game": game, "events": str(len(events)), "revealed": f"{len(revealed)}/{len(shuffled)}", "rounds": rounds,
-        "chain": "ok", "shoes": "ok", "server": "ok", "result": "ok",
+        "chain": "ok", "shoes": "ok", "server": "ok", "heads": "-", "result": "ok",
     }
 
 
@@ -362,6 +363,65 @@ def test_a_server_that_calls_a_tampered_table_sound_is_contradicted(played: Play
     assert (row["chain"], row["server"], row["result"]) == (f"broken at {version}", "ok", "problem")
     assert any(line.startswith(f"disagreement   version {version}") and "the server finds the chain intact" in line
                for line in problem_lines(out, played.chemin_de_fer)), out
+
+
+def signing_heads(app: Any) -> Any:
+    """GET /keys and GET /tables/<id>/head as the receipt format has them, signed here from the app's own log,
+    so that the heads of the real service's tables can be saved and held to."""
+    key = Ed25519PrivateKey.from_private_bytes(bytes(range(32)))
+    client = app.test_client()
+
+    def wrapped(environ: dict[str, Any], start_response: Any) -> Any:
+        head = re.fullmatch(r"/tables/([^/]+)/head", environ["PATH_INFO"])
+        if environ["PATH_INFO"] == "/keys":
+            body: Any = {"keys": [helpers.key_listing(key)]}
+        elif head:
+            events, after = [], 0
+            while after is not None:
+                page = client.get(f"/tables/{head[1]}/events?after={after}&limit=1000").get_json()
+                events, after = events + page["events"], page["next_after"]
+            fields = {"table_id": head[1], **{k: events[-1][k] for k in ("version", "digest", "timestamp")}}
+            body = {**fields, "receipt": helpers.sign_receipt(key, fields)}
+        else:
+            return app(environ, start_response)
+        start_response("200 OK", [("Content-Type", "application/json")])
+        return [json.dumps(body).encode()]
+    return wrapped
+
+
+def cut_short(db: Path, table_id: str, keep: int) -> None:
+    """Deletes a table's stored events after version `keep`: what is left still chains perfectly."""
+    keys = (uuid.UUID(table_id).hex, str(uuid.UUID(table_id)))
+    with sqlite3.connect(db) as conn:
+        deleted = conn.execute("DELETE FROM stored_events WHERE originator_id IN (?, ?) AND originator_version > ?",
+                               (*keys, keep)).rowcount
+        assert deleted > 0
+    conn.close()
+
+
+def test_a_log_cut_short_in_the_store_keeps_its_chain_but_fails_the_saved_heads(
+    played: Played, store: Path, tmp_path: Path, capsys: Any
+) -> None:
+    heads = tmp_path / "heads.jsonl"
+    with serving(store, wrap=signing_heads) as base:
+        saved = run(capsys, base, "--all", "--save-heads", str(heads))
+        last = events_of(base, played.lottery)[-1]
+    cut_short(store, played.lottery, last["version"] - 3)
+
+    with serving(store, wrap=signing_heads) as base:
+        code, out, err = run(capsys, base, "--all", "--heads", str(heads))
+
+    assert saved[0] == 0, saved[1] + saved[2]
+    assert code == 1, out + err
+    row = row_of(out, played.lottery)
+    assert (row["events"], row["chain"], row["heads"], row["result"]) == (
+        str(last["version"] - 3), "ok", "FAILED", "problem")
+    expected = (f"the house signed version {last['version']} (digest {last['digest']}, {last['timestamp']}), "
+                f"but the log ends at version {last['version'] - 3}")
+    assert any(line.startswith(f"heads          version {last['version']}") and expected in line
+               for line in problem_lines(out, played.lottery)), out
+    assert row_of(out, played.chemin_de_fer)["heads"] == "ok"
+    assert "Traceback" not in err
 
 
 # --- tokens, network and usage errors -------------------------------------------------------------
