@@ -1,0 +1,104 @@
+"""End to end: the house signs every head it acknowledges, and an auditor who kept those heads catches any
+later truncation or re-chained rewrite of the stored log, though the log is then consistent with itself."""
+
+from __future__ import annotations
+
+import base64
+import json
+import random
+import subprocess
+import sys
+from datetime import datetime, timedelta
+
+import requests
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+
+from domain.chain import canonical_json
+from tests.e2e.conftest import ROOT
+from tests.helpers import pick
+from tests.tamper import Store
+
+
+def run(script, *args):
+    return subprocess.run([sys.executable, str(ROOT / "scripts" / script), *map(str, args)],
+                          capture_output=True, text=True, timeout=300)
+
+
+def b64url(text):
+    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+
+
+def verifies(receipt, keys):
+    body = {k: v for k, v in receipt.items() if k != "signature"}
+    key = Ed25519PublicKey.from_public_bytes(b64url(keys[receipt["key_id"]]["public_key"]))
+    key.verify(b64url(receipt["signature"]), canonical_json(body).encode("utf-8"))  # raises when forged
+    return True
+
+
+def play_briefly(base, commands, seed):
+    state = requests.post(f"{base}/tables", json={"game": "chemin-de-fer", "players": ["olga", "ivan"]}, timeout=10).json()
+    rng = random.Random(seed)
+    for _ in range(commands):
+        name, player, fields = pick(state, rng)
+        r = requests.post(f"{base}/tables/{state['table_id']}/commands",
+                          json={"command": name, "player": player, **fields}, timeout=10)
+        assert r.status_code == 200, r.text
+        state = r.json()["state"]
+    return state
+
+
+def an_hour_earlier(version, type_, event):
+    moment = datetime.fromisoformat(event["timestamp"]["_data_"]) - timedelta(hours=1)
+    return {**event, "timestamp": {**event["timestamp"], "_data_": moment.isoformat()}}
+
+
+def test_kept_heads_and_receipts_catch_truncation_and_re_chained_rewrites(server, tmp_path):
+    receipts = tmp_path / "receipts.jsonl"
+    demo = run("demo", "--url", server, "--decks", "2", "--players", "anna,boris", "--seed", "3",
+               "--receipts", receipts)
+    assert demo.returncode == 0, demo.stderr
+    shoe_table = next(line.split()[-1] for line in demo.stdout.splitlines() if "verify-shoe" in line).rsplit("/", 1)[-1]
+    kept = [json.loads(line) for line in receipts.read_text().splitlines()]
+    keys = {k["key_id"]: k for k in requests.get(f"{server}/keys", timeout=10).json()["keys"]}
+    assert len(kept) > 50 and all(verifies(r, keys) for r in kept)
+    paid = play_briefly(server, 60, seed=1)
+    timed = play_briefly(server, 40, seed=2)
+
+    heads = tmp_path / "heads.jsonl"
+    honest = run("audit", server, "--all", "--save-heads", heads)
+    assert honest.returncode == 0, honest.stdout + honest.stderr
+    again = run("audit", server, "--all", "--heads", heads, "--receipts", receipts)
+    assert again.returncode == 0, again.stdout + again.stderr
+
+    store = Store(server.env)
+    shoe_head = kept[-1]["version"]
+    store.truncate(shoe_table, keep=shoe_head - 20)
+    payment = next(v for v, t, _ in store.rows(paid["table_id"]) if t.endswith(":PaymentMade"))
+    rewritten = store.rechain(paid["table_id"],
+                              lambda v, t, e: {**e, "amount": e["amount"] * 10} if v == payment else None)
+    assert rewritten == [payment]
+    assert store.rechain(timed["table_id"], an_hour_earlier)
+
+    # the log is consistent with itself again: only what was kept outside the database tells
+    for table_id in (paid["table_id"], timed["table_id"]):
+        assert run("verify-shoe", f"{server}/tables/{table_id}").returncode == 0
+    caught = run("audit", server, "--all", "--heads", heads)
+    assert caught.returncode == 1, caught.stdout + caught.stderr
+    report = caught.stdout
+    for table_id, version in ((shoe_table, shoe_head), (paid["table_id"], paid["version"]),
+                              (timed["table_id"], timed["version"])):
+        assert f"heads          version {version} " in problems_of(report, table_id), report
+    by_receipts = run("audit", server, "--receipts", receipts)
+    assert by_receipts.returncode == 1, by_receipts.stdout + by_receipts.stderr
+    assert f"version {shoe_head} " in problems_of(by_receipts.stdout, shoe_table), by_receipts.stdout
+
+
+def problems_of(report, table_id):
+    """The lines the audit prints under a table's full id in its list of problems."""
+    lines = report.split(f"  {table_id} (", 1)[1].splitlines()[1:]
+    block = []
+    for line in lines:
+        if not line.startswith("    "):
+            break
+        block.append(line)
+    return "\n".join(block)
