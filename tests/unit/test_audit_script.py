@@ -26,7 +26,6 @@ from typing import Any
 from wsgiref.simple_server import WSGIRequestHandler, make_server
 
 import pytest
-from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from api.app import create_app
 from service.config import load
@@ -56,7 +55,7 @@ class QuietHandler(WSGIRequestHandler):
 @contextmanager
 def serving(db: Path, tokens: str = "", wrap: Callable[[Any], Any] | None = None) -> Iterator[str]:
     """The app over the SQLite file `db`, served on a free port; yields its base URL."""
-    env = {"PERSISTENCE_MODULE": "eventsourcing.sqlite", "SQLITE_DBNAME": str(db)}
+    env = {"PERSISTENCE_MODULE": "eventsourcing.sqlite", "SQLITE_DBNAME": str(db), "ZAMETANO_DATA_DIR": str(db.parent)}
     if tokens:
         env["ZAMETANO_TOKENS"] = tokens
     app = create_app(load(env))
@@ -365,30 +364,6 @@ def test_a_server_that_calls_a_tampered_table_sound_is_contradicted(played: Play
                for line in problem_lines(out, played.chemin_de_fer)), out
 
 
-def signing_heads(app: Any) -> Any:
-    """GET /keys and GET /tables/<id>/head as the receipt format has them, signed here from the app's own log,
-    so that the heads of the real service's tables can be saved and held to."""
-    key = Ed25519PrivateKey.from_private_bytes(bytes(range(32)))
-    client = app.test_client()
-
-    def wrapped(environ: dict[str, Any], start_response: Any) -> Any:
-        head = re.fullmatch(r"/tables/([^/]+)/head", environ["PATH_INFO"])
-        if environ["PATH_INFO"] == "/keys":
-            body: Any = {"keys": [helpers.key_listing(key)]}
-        elif head:
-            events, after = [], 0
-            while after is not None:
-                page = client.get(f"/tables/{head[1]}/events?after={after}&limit=1000").get_json()
-                events, after = events + page["events"], page["next_after"]
-            fields = {"table_id": head[1], **{k: events[-1][k] for k in ("version", "digest", "timestamp")}}
-            body = {**fields, "receipt": helpers.sign_receipt(key, fields)}
-        else:
-            return app(environ, start_response)
-        start_response("200 OK", [("Content-Type", "application/json")])
-        return [json.dumps(body).encode()]
-    return wrapped
-
-
 def cut_short(db: Path, table_id: str, keep: int) -> None:
     """Deletes a table's stored events after version `keep`: what is left still chains perfectly."""
     keys = (uuid.UUID(table_id).hex, str(uuid.UUID(table_id)))
@@ -403,12 +378,12 @@ def test_a_log_cut_short_in_the_store_keeps_its_chain_but_fails_the_saved_heads(
     played: Played, store: Path, tmp_path: Path, capsys: Any
 ) -> None:
     heads = tmp_path / "heads.jsonl"
-    with serving(store, wrap=signing_heads) as base:
+    with serving(store) as base:
         saved = run(capsys, base, "--all", "--save-heads", str(heads))
         last = events_of(base, played.lottery)[-1]
     cut_short(store, played.lottery, last["version"] - 3)
 
-    with serving(store, wrap=signing_heads) as base:
+    with serving(store) as base:
         code, out, err = run(capsys, base, "--all", "--heads", str(heads))
 
     assert saved[0] == 0, saved[1] + saved[2]
