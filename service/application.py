@@ -14,8 +14,8 @@ from typing import Any
 from uuid import NAMESPACE_URL, UUID, uuid5
 
 from eventsourcing.application import AggregateNotFoundError, Application
-from eventsourcing.domain import Aggregate
-from eventsourcing.persistence import IntegrityError
+from eventsourcing.domain import Aggregate, OriginatorVersionError
+from eventsourcing.persistence import IntegrityError, PersistenceError
 
 from domain.chain import canonical_json, format_timestamp
 from domain.errors import BadArgument
@@ -27,6 +27,7 @@ from service.config import Settings
 from service.index import Indexer
 from service.errors import (
     ConcurrentWrite,
+    DamagedLog,
     IdempotencyKeyReused,
     NotFoundInHistory,
     TableNotFound,
@@ -221,11 +222,10 @@ class TablesService(Application):
         return self._historic_state(table_id, low)
 
     def events_page(self, table_id: str, after: int = 0, limit: int = 100) -> dict[str, Any]:
-        uuid = self._uuid(table_id)
-        self._get(table_id)
+        self._known(table_id)  # not the table's state: a log with damage further on still pages up to it
         limit = max(1, min(limit, MAX_PAGE))
         after = min(max(after, 0), MAX_NUMBER)
-        events = list(self.events.get(uuid, gt=after, limit=limit + 1))
+        events = self._read(table_id, gt=after, limit=limit + 1)
         more = len(events) > limit
         events = events[:limit]
         return {
@@ -235,11 +235,10 @@ class TablesService(Application):
 
     def iter_events(self, table_id: str, after: int = 0, batch: int = 500) -> Iterator[dict[str, Any]]:
         """The whole log from ``after`` on, read in batches so a long table streams in bounded memory."""
-        uuid = self._uuid(table_id)
-        self._get(table_id)
+        self._known(table_id)
         after = min(max(after, 0), MAX_NUMBER)
         while True:
-            events = list(self.events.get(uuid, gt=after, limit=batch))
+            events = self._read(table_id, gt=after, limit=batch)
             for e in events:
                 yield event_dict(e)
             if len(events) < batch:
@@ -291,8 +290,9 @@ class TablesService(Application):
     # --- helpers -----------------------------------------------------------------------------------
 
     def _known(self, table_id: str) -> None:
-        """Raises TableNotFound unless the table exists (its first event, one read)."""
-        if not list(self.events.get(self._uuid(table_id), lte=1)):
+        """Raises TableNotFound unless the table has a stored event (one read of one raw row: a table whose
+        first rows were deleted or damaged still exists, so that its audit can say what is wrong)."""
+        if not self.recorder.select_events(self._uuid(table_id), limit=1):
             raise TableNotFound(table_id)
 
     def _uuid(self, table_id: str) -> UUID:
@@ -302,22 +302,80 @@ class TablesService(Application):
             raise TableNotFound(table_id) from None
 
     def _get(self, table_id: str, version: int | None = None) -> Table:
+        """The table at its head or at a version, from the cache or the nearest snapshot and the events after
+        it. A stored history that cannot give it (a version missing, a row that cannot be read, a snapshot
+        ahead of the log) is a DamagedLog, never a table silently built from part of its history."""
+        uuid = self._uuid(table_id)
+        replay = _Replay()
         try:
-            table = self.repository.get(self._uuid(table_id), version=version)
+            table = self.repository.get(uuid, version=version, projector_func=replay)
+            if replay.snapshot is not None and not replay.events_after:
+                # A snapshot with no event after it is the table's head (one table in `interval`) or a log cut
+                # short behind its snapshot: one read of the last stored event tells them apart.
+                self._snapshot_in_log(table_id, uuid, replay.snapshot)
         except AggregateNotFoundError:
             raise TableNotFound(table_id) from None
+        except PersistenceError:
+            raise
+        except Exception as exc:
+            # The repository caches what it rebuilt before it is checked here, and mutates a cached table in
+            # place: a table rebuilt from a damaged log must not be served from the cache next time.
+            self._forget(uuid)
+            if isinstance(exc, DamagedLog):
+                raise
+            if isinstance(exc, OriginatorVersionError):
+                raise DamagedLog(table_id, _gap_detail(*exc.args[:2]), exc.args[1]) from None
+            if isinstance(exc, _Unreadable):
+                if exc.after is not None:  # rows are decoded while projected: the next stored row is the bad one
+                    bad = self.recorder.select_events(uuid, gt=exc.after, limit=1)
+                    exc.version = bad[0].originator_version if bad else exc.after + 1
+                    exc.detail = f"the stored event at version {exc.version} cannot be read"
+                raise DamagedLog(table_id, exc.detail, exc.version) from exc.__cause__
+            # Only the snapshot is decoded outside the replay.
+            raise DamagedLog(table_id, f"its latest snapshot cannot be read ({type(exc).__name__})") from exc
         if not isinstance(table, Table):
             raise TableNotFound(table_id)
         return table
 
+    def _forget(self, uuid: UUID) -> None:
+        if self.repository.cache is not None:
+            try:
+                self.repository.cache.get(uuid, evict=True)
+            except KeyError:
+                pass
+
+    def _snapshot_in_log(self, table_id: str, uuid: UUID, snapshot: int) -> None:
+        last = self.recorder.select_events(uuid, lte=snapshot, desc=True, limit=1)
+        end = last[0].originator_version if last else 0
+        if end < snapshot:
+            raise DamagedLog(table_id, f"the snapshot at version {snapshot} is ahead of the log, which ends at {end}",
+                             end + 1)
+
+    def _read(self, table_id: str, **query: Any) -> list[TableEvent]:
+        """Stored events of a table, decoded; a row that cannot be read is a DamagedLog naming its version."""
+        events = []
+        for stored in self.recorder.select_events(self._uuid(table_id), **query):
+            try:
+                event = self.mapper.to_domain_event(stored)
+                event.public()  # type: ignore[attr-defined] - a field missing from the stored form shows here
+            except Exception as exc:  # noqa: BLE001 - whatever the damage, the row is unreadable
+                version = stored.originator_version
+                raise DamagedLog(table_id, f"the stored event at version {version} cannot be read", version) from exc
+            if not isinstance(event, TableEvent):
+                raise TableNotFound(table_id)
+            events.append(event)
+        return events  # type: ignore[return-value]
+
     def _event(self, table_id: str, version: int) -> TableEvent:
-        (event,) = self.events.get(self._uuid(table_id), gt=version - 1, lte=version)
-        return event  # type: ignore[return-value]
+        found = self._read(table_id, gt=version - 1, lte=version)
+        if not found:
+            raise DamagedLog(table_id, f"version {version} is missing from the log", version)
+        return found[0]
 
     def _historic_state(self, table_id: str, version: int) -> dict[str, Any]:
         table = self._get(table_id, version=version)
         state = self._state(table)
-        following = list(self.events.get(self._uuid(table_id), gt=version, lte=version + 1))
+        following = self._read(table_id, gt=version, lte=version + 1)
         if following and following[0].command == table.commands:  # type: ignore[attr-defined]
             state["expects"] = []  # between two events of one command nothing is expected
         state["as_of"] = {"version": version, "timestamp": format_timestamp(table.modified_on)}
@@ -326,6 +384,56 @@ class TablesService(Application):
     @staticmethod
     def _state(table: Table) -> dict[str, Any]:
         return {"table_id": str(table.id), "version": table.version, "digest": table.head, **table.view()}
+
+
+class _Unreadable(Exception):
+    def __init__(self, detail: str, version: int | None, after: int | None = None) -> None:
+        super().__init__(detail)
+        self.detail = detail
+        self.version = version
+        self.after = after  # set when the row after this version could not be decoded
+
+
+class _Replay:
+    """The repository's projector, which also remembers whether the table came from a snapshot alone, and
+    names the stored row it could not read (rows are decoded lazily, while they are projected)."""
+
+    def __init__(self) -> None:
+        self.snapshot: int | None = None
+        self.events_after = 0
+
+    def __call__(self, table: Any, items: Any) -> Any:
+        items = iter(items)
+        last = table.version if table is not None else 0
+        while True:
+            try:
+                item = next(items)
+            except StopIteration:
+                return table
+            except PersistenceError:
+                raise
+            except Exception as exc:  # noqa: BLE001 - a row that cannot be decoded
+                raise _Unreadable(f"the stored event after version {last} cannot be read", last + 1, last) from exc
+            if isinstance(item, TableEvent):
+                self.events_after += 1
+            else:
+                self.snapshot = item.originator_version
+            try:
+                table = item.mutate(table)
+            except OriginatorVersionError:
+                raise
+            except Exception as exc:  # noqa: BLE001 - a row decoded with fields missing or of the wrong kind
+                version = item.originator_version
+                raise _Unreadable(f"the stored event at version {version} cannot be applied", version) from exc
+            last = item.originator_version
+
+
+def _gap_detail(found: int, expected: int) -> str:
+    """What OriginatorVersionError(found, expected) means for a table's log."""
+    if found > expected:
+        missing = f"version {expected} is" if found == expected + 1 else f"versions {expected} to {found - 1} are"
+        return f"{missing} missing: the log goes from {expected - 1} to {found}"
+    return f"version {found} comes where {expected} was expected: the log is out of order"
 
 
 def event_dict(event: Any) -> dict[str, Any]:
