@@ -225,9 +225,9 @@ class TablesService(Application):
         self._known(table_id)  # not the table's state: a log with damage further on still pages up to it
         limit = max(1, min(limit, MAX_PAGE))
         after = min(max(after, 0), MAX_NUMBER)
-        events = self._read(table_id, gt=after, limit=limit + 1)
-        more = len(events) > limit
-        events = events[:limit]
+        stored = self.recorder.select_events(self._uuid(table_id), gt=after, limit=limit + 1)
+        more = len(stored) > limit
+        events = self._decoded(table_id, stored[:limit])  # the row that only tells of more is not read
         return {
             "events": [event_dict(e) for e in events],
             "next_after": events[-1].originator_version if more else None,
@@ -309,33 +309,42 @@ class TablesService(Application):
         replay = _Replay()
         try:
             table = self.repository.get(uuid, version=version, projector_func=replay)
-            if replay.snapshot is not None and not replay.events_after:
-                # A snapshot with no event after it is the table's head (one table in `interval`) or a log cut
-                # short behind its snapshot: one read of the last stored event tells them apart.
-                self._snapshot_in_log(table_id, uuid, replay.snapshot)
         except AggregateNotFoundError:
             raise TableNotFound(table_id) from None
         except PersistenceError:
             raise
         except Exception as exc:
-            # The repository caches what it rebuilt before it is checked here, and mutates a cached table in
-            # place: a table rebuilt from a damaged log must not be served from the cache next time.
+            # The repository mutates a cached table in place: one caught up from a damaged log must not be
+            # served from the cache next time.
             self._forget(uuid)
-            if isinstance(exc, DamagedLog):
-                raise
-            if isinstance(exc, OriginatorVersionError):
-                raise DamagedLog(table_id, _gap_detail(*exc.args[:2]), exc.args[1]) from None
-            if isinstance(exc, _Unreadable):
-                if exc.after is not None:  # rows are decoded while projected: the next stored row is the bad one
-                    bad = self.recorder.select_events(uuid, gt=exc.after, limit=1)
-                    exc.version = bad[0].originator_version if bad else exc.after + 1
-                    exc.detail = f"the stored event at version {exc.version} cannot be read"
-                raise DamagedLog(table_id, exc.detail, exc.version) from exc.__cause__
-            # Only the snapshot is decoded outside the replay.
-            raise DamagedLog(table_id, f"its latest snapshot cannot be read ({type(exc).__name__})") from exc
+            raise self._damage(table_id, uuid, exc) from exc
         if not isinstance(table, Table):
             raise TableNotFound(table_id)
         return table
+
+    def _damage(self, table_id: str, uuid: UUID, exc: Exception) -> DamagedLog:
+        """What a failed rebuild says of the log, in its words (a read or two, on this rare path only)."""
+        if isinstance(exc, OriginatorVersionError):
+            found, expected = exc.args[:2]
+            return DamagedLog(table_id, _gap_detail(found, expected), expected)
+        if isinstance(exc, _NotFromHead):
+            below = self.recorder.select_events(uuid, lte=exc.head, desc=True, limit=1)
+            end = below[0].originator_version if below else 0
+            if exc.found is not None:
+                detail = _gap_detail(exc.found, end + 1)
+            elif exc.snapshot is not None:
+                detail = f"the snapshot at version {exc.snapshot} is ahead of the log, which ends at {end}"
+            else:
+                detail = f"this server's copy of the table is at version {exc.head}, but the log now ends at {end}"
+            return DamagedLog(table_id, detail, end + 1)
+        if isinstance(exc, _Unreadable):
+            if exc.after is not None:  # rows are decoded while projected: the next stored row is the bad one
+                bad = self.recorder.select_events(uuid, gt=exc.after, limit=1)
+                version = bad[0].originator_version if bad else exc.after + 1
+                return DamagedLog(table_id, f"the stored event at version {version} cannot be read", version)
+            return DamagedLog(table_id, exc.detail, exc.version)
+        # Only the snapshot is decoded outside the replay.
+        return DamagedLog(table_id, f"its latest snapshot cannot be read ({type(exc).__name__})")
 
     def _forget(self, uuid: UUID) -> None:
         if self.repository.cache is not None:
@@ -344,17 +353,18 @@ class TablesService(Application):
             except KeyError:
                 pass
 
-    def _snapshot_in_log(self, table_id: str, uuid: UUID, snapshot: int) -> None:
-        last = self.recorder.select_events(uuid, lte=snapshot, desc=True, limit=1)
-        end = last[0].originator_version if last else 0
-        if end < snapshot:
-            raise DamagedLog(table_id, f"the snapshot at version {snapshot} is ahead of the log, which ends at {end}",
-                             end + 1)
+    def construct_repository(self) -> Any:
+        repository = super().construct_repository()
+        repository.event_store = _FromItsHead(self.events)  # type: ignore[assignment]
+        return repository
 
     def _read(self, table_id: str, **query: Any) -> list[TableEvent]:
         """Stored events of a table, decoded; a row that cannot be read is a DamagedLog naming its version."""
+        return self._decoded(table_id, self.recorder.select_events(self._uuid(table_id), **query))
+
+    def _decoded(self, table_id: str, rows: list[Any]) -> list[TableEvent]:
         events = []
-        for stored in self.recorder.select_events(self._uuid(table_id), **query):
+        for stored in rows:
             try:
                 event = self.mapper.to_domain_event(stored)
                 event.public()  # type: ignore[attr-defined] - a field missing from the stored form shows here
@@ -394,13 +404,46 @@ class _Unreadable(Exception):
         self.after = after  # set when the row after this version could not be decoded
 
 
+class _NotFromHead(Exception):
+    """The table (cached, or from a snapshot) stands at ``head``, but the log has no event at ``head``: it
+    has ``found`` next (a version missing) or nothing from there on (the log was cut short behind it)."""
+
+    def __init__(self, head: int, found: int | None) -> None:
+        super().__init__(head, found)
+        self.head = head
+        self.found = found
+        self.snapshot: int | None = None  # set when the table at ``head`` came from a snapshot
+
+
+class _FromItsHead:
+    """The repository's reads of the event store. Where it asks for the events after a version it holds
+    (a cached table's head, a snapshot's version), the same query also reads the row at that version, so
+    that a table whose own last event is gone from the log is noticed without another database read."""
+
+    def __init__(self, events: Any) -> None:
+        self.events = events
+
+    def get(self, originator_id: Any, *, gt: int | None = None, lte: int | None = None, desc: bool = False,
+            limit: int | None = None) -> Iterator[Any]:
+        if gt is None or gt < 1 or desc or limit is not None:
+            return self.events.get(originator_id, gt=gt, lte=lte, desc=desc, limit=limit)
+        rows = self.events.recorder.select_events(originator_id, gt=gt - 1, lte=lte)
+        return self._after(gt, rows)
+
+    def _after(self, head: int, rows: list[Any]) -> Iterator[Any]:
+        # A generator: the check runs while the repository projects, where _Replay knows what ``head`` is.
+        if not rows or rows[0].originator_version != head:
+            raise _NotFromHead(head, rows[0].originator_version if rows else None)
+        for row in rows[1:]:
+            yield self.events.mapper.to_domain_event(row)
+
+
 class _Replay:
-    """The repository's projector, which also remembers whether the table came from a snapshot alone, and
-    names the stored row it could not read (rows are decoded lazily, while they are projected)."""
+    """The repository's projector. It names the stored row it could not read (rows are decoded lazily,
+    while they are projected), and says whether a table ahead of its log came from a snapshot."""
 
     def __init__(self) -> None:
         self.snapshot: int | None = None
-        self.events_after = 0
 
     def __call__(self, table: Any, items: Any) -> Any:
         items = iter(items)
@@ -410,13 +453,14 @@ class _Replay:
                 item = next(items)
             except StopIteration:
                 return table
+            except _NotFromHead as exc:
+                exc.snapshot = self.snapshot
+                raise
             except PersistenceError:
                 raise
             except Exception as exc:  # noqa: BLE001 - a row that cannot be decoded
                 raise _Unreadable(f"the stored event after version {last} cannot be read", last + 1, last) from exc
-            if isinstance(item, TableEvent):
-                self.events_after += 1
-            else:
+            if not isinstance(item, TableEvent):
                 self.snapshot = item.originator_version
             try:
                 table = item.mutate(table)

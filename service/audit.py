@@ -360,8 +360,10 @@ def _first_difference(decided: list[Any], recorded: list[TableEvent]) -> dict[st
                                                 f"{d.type} {_show(d, reveal)} by {d.actor}")
     if len(decided) > len(recorded):
         d = decided[len(recorded)]
-        return problem("rules", recorded[-1].public(), f"the rules also record {d.type} {_show(d, False)} after this "
-                                                       "event")
+        last = recorded[-1].originator_version
+        return at("rules", d.originator_version, f"the rules also record {d.type} {_show(d, False)} at version "
+                                                 f"{d.originator_version}, after this command's last recorded event at "
+                                                 f"{last}", d.type)
     return None
 
 
