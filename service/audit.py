@@ -71,17 +71,11 @@ class LogCheck:
         self.last: int | None = None  # the last version read, readable or not
         self.rows = 0
         self.problems: list[dict[str, Any]] = []
-        self.structural = False  # a version missing or unreadable: the table cannot be rebuilt across it
-
-    @property
-    def first_broken(self) -> int | None:
-        return min((p["version"] for p in self.problems), default=None)
 
     def _arrive(self, version: int) -> None:
         self.rows += 1
         if version > self.expected:
             self.problems.append(at("chain", self.expected, missing_message(self.expected, version - 1, version)))
-            self.structural = True
             self.prev = None
         elif version < self.expected:  # the stores refuse it, but a log served by anything else may do it
             self.problems.append(at("chain", version, f"version {version} comes after version {self.expected - 1}: "
@@ -109,24 +103,12 @@ class LogCheck:
     def unreadable(self, version: int) -> None:
         self._arrive(version)
         self.problems.append(at("chain", version, unreadable_message(version)))
-        self.structural = True
         self.prev = None
 
     def end(self, upto: int) -> None:
         """The stretch should reach ``upto``: the versions after the last row read are missing."""
         if self.expected <= upto:
             self.problems.append(at("chain", self.expected, missing_message(self.expected, upto, None)))
-            self.structural = True
-
-
-def check_chain(prev: str, events: list[TableEvent]) -> list[dict[str, Any]]:
-    """Recomputes each digest from the previous one and checks that versions follow each other."""
-    if not events:
-        return []
-    log = LogCheck(events[0].originator_version, prev)
-    for e in events:
-        log.feed(e)
-    return log.problems
 
 
 # --- the shoes, read from the log --------------------------------------------------------------------
@@ -445,7 +427,7 @@ def _log_shoes(service: Any, table_id: str, uuid: UUID, events: list[TableEvent]
     problems: list[dict[str, Any]] = []
     for row in service.index.view.get_shoes(str(uuid), sorted(first_card)):
         number = row["shoe"]
-        shuffled = _one(service, table_id, uuid, row["shuffled_version"], "ShoeShuffled", number, problems)
+        shuffled = _one(service, uuid, row["shuffled_version"], "ShoeShuffled", number, problems)
         if shuffled is None:
             continue
         shoe = shoe_record(shuffled)
@@ -453,7 +435,7 @@ def _log_shoes(service: Any, table_id: str, uuid: UUID, events: list[TableEvent]
         if cut is not None:
             shoe["cut"], shoe["cut_version"] = cut.position, cut.originator_version  # type: ignore[attr-defined]
         if row["revealed_version"] is not None:
-            revealed = _one(service, table_id, uuid, row["revealed_version"], "ShoeRevealed", number, problems)
+            revealed = _one(service, uuid, row["revealed_version"], "ShoeRevealed", number, problems)
             if revealed is None:
                 continue
             shoe["seed"], shoe["revealed_version"] = revealed.seed, revealed.originator_version  # type: ignore[attr-defined]
@@ -461,8 +443,7 @@ def _log_shoes(service: Any, table_id: str, uuid: UUID, events: list[TableEvent]
     return shoes, problems
 
 
-def _one(service: Any, table_id: str, uuid: UUID, version: int, kind: str, shoe: int,
-         problems: list[dict[str, Any]]) -> TableEvent | None:
+def _one(service: Any, uuid: UUID, version: int, kind: str, shoe: int, problems: list[dict[str, Any]]) -> TableEvent | None:
     """The event at ``version``, which must be the ``kind`` of ``shoe``; else a problem saying what is there."""
     rows = read_rows(service, uuid, version - 1, version)
     event = rows[0][1] if rows else None
