@@ -48,6 +48,11 @@ class RoundAudit(MethodView):
 class Verify(MethodView):
     @blp.response(200, VerifySchema)
     def get(self, table_id: str) -> Any:
-        """Verify a whole table: the chain from its first event, every shoe against its revealed seed, every
-        command run again through the rules, and the money. `ok` is true only when nothing failed."""
+        """Verify a whole table: the log whole and in order, the chain from its first event, every shoe
+        against the seed and commitment the log records, every command run again through the rules, and the
+        money. `ok` is true only when nothing failed.
+
+        Damage to the stored log (a version missing or unreadable, rows exchanged, a log that ends before its
+        snapshot) is listed in `problems` at its version, like any other failed check.
+        """
         return service().verify(table_id)

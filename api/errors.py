@@ -12,6 +12,7 @@ from werkzeug.exceptions import HTTPException
 from domain.errors import DomainError
 from service.errors import (
     ConcurrentWrite,
+    DamagedLog,
     IdempotencyKeyReused,
     NotFoundInHistory,
     ServiceError,
@@ -25,6 +26,9 @@ SERVICE_STATUS: dict[type[ServiceError], int] = {
     VersionMismatch: 409,
     ConcurrentWrite: 409,
     IdempotencyKeyReused: 422,
+    # The request is fine, the table's stored history is not: 409 says that the resource's state stands in
+    # the way (like a version conflict), where a 500 would blame the server and a 503 invite a retry.
+    DamagedLog: 409,
 }
 
 
@@ -49,6 +53,11 @@ def register(app: Flask) -> None:
     @app.errorhandler(ServiceError)
     def service_error(exc: ServiceError) -> Any:
         return error_body(SERVICE_STATUS.get(type(exc), 422), exc.message)
+
+    @app.errorhandler(DamagedLog)
+    def damaged_log(exc: DamagedLog) -> Any:
+        return error_body(SERVICE_STATUS[DamagedLog], exc.message, damaged_version=exc.version,
+                          verify=f"/tables/{exc.table_id}/verify")
 
     @app.errorhandler(HTTPException)
     def http_error(exc: HTTPException) -> Any:

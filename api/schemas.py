@@ -210,7 +210,8 @@ class ChecksSchema(Schema):
 class RoundAuditSchema(RoundSchema):
     events = fields.List(fields.Nested(EventSchema))
     state_before = fields.Nested(TableStateSchema, allow_none=True)
-    state_after = fields.Nested(TableStateSchema)
+    state_after = fields.Nested(TableStateSchema, allow_none=True,
+                                metadata={"description": "null where the stored log cannot give it (see problems)."})
     cards = fields.List(fields.Dict())
     decisions = fields.List(fields.Dict())
     payments = fields.List(fields.Dict())

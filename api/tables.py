@@ -75,7 +75,9 @@ class TableView(MethodView):
         """The table's current state.
 
         `phase` names what the table waits for and `expects` lists every command legal now. The shoe
-        shows counts only: no undealt card and no unrevealed seed is ever shown.
+        shows counts only: no undealt card and no unrevealed seed is ever shown. A table whose stored
+        history is damaged (its log ends before its snapshot, a version is missing) is a 409 that says what
+        is wrong; its `verify` lists every problem.
         """
         return service().current_state(table_id)
 

@@ -15,8 +15,8 @@ from typing import Any
 from uuid import NAMESPACE_URL, UUID, uuid5
 
 from eventsourcing.application import AggregateNotFoundError, Application
-from eventsourcing.domain import Aggregate
-from eventsourcing.persistence import IntegrityError
+from eventsourcing.domain import Aggregate, OriginatorVersionError
+from eventsourcing.persistence import IntegrityError, PersistenceError
 
 from domain.chain import canonical_json, format_timestamp
 from domain.errors import BadArgument
@@ -29,6 +29,7 @@ from service.index import Indexer
 from service.signing import Signer, load_signer
 from service.errors import (
     ConcurrentWrite,
+    DamagedLog,
     IdempotencyKeyReused,
     NotFoundInHistory,
     TableNotFound,
@@ -230,13 +231,12 @@ class TablesService(Application):
         return self._historic_state(table_id, low)
 
     def events_page(self, table_id: str, after: int = 0, limit: int = 100) -> dict[str, Any]:
-        uuid = self._uuid(table_id)
-        self._get(table_id)
+        self._known(table_id)  # not the table's state: a log with damage further on still pages up to it
         limit = max(1, min(limit, MAX_PAGE))
         after = min(max(after, 0), MAX_NUMBER)
-        events = list(self.events.get(uuid, gt=after, limit=limit + 1))
-        more = len(events) > limit
-        events = events[:limit]
+        stored = self.recorder.select_events(self._uuid(table_id), gt=after, limit=limit + 1)
+        more = len(stored) > limit
+        events = self._decoded(table_id, stored[:limit])  # the row that only tells of more is not read
         return {
             "events": [event_dict(e) for e in events],
             "next_after": events[-1].originator_version if more else None,
@@ -244,11 +244,10 @@ class TablesService(Application):
 
     def iter_events(self, table_id: str, after: int = 0, batch: int = 500) -> Iterator[dict[str, Any]]:
         """The whole log from ``after`` on, read in batches so a long table streams in bounded memory."""
-        uuid = self._uuid(table_id)
-        self._get(table_id)
+        self._known(table_id)
         after = min(max(after, 0), MAX_NUMBER)
         while True:
-            events = list(self.events.get(uuid, gt=after, limit=batch))
+            events = self._read(table_id, gt=after, limit=batch)
             for e in events:
                 yield event_dict(e)
             if len(events) < batch:
@@ -314,8 +313,9 @@ class TablesService(Application):
     # --- helpers -----------------------------------------------------------------------------------
 
     def _known(self, table_id: str) -> None:
-        """Raises TableNotFound unless the table exists (its first event, one read)."""
-        if not list(self.events.get(self._uuid(table_id), lte=1)):
+        """Raises TableNotFound unless the table has a stored event (one read of one raw row: a table whose
+        first rows were deleted or damaged still exists, so that its audit can say what is wrong)."""
+        if not self.recorder.select_events(self._uuid(table_id), limit=1):
             raise TableNotFound(table_id)
 
     def _uuid(self, table_id: str) -> UUID:
@@ -325,22 +325,90 @@ class TablesService(Application):
             raise TableNotFound(table_id) from None
 
     def _get(self, table_id: str, version: int | None = None) -> Table:
+        """The table at its head or at a version, from the cache or the nearest snapshot and the events after
+        it. A stored history that cannot give it (a version missing, a row that cannot be read, a snapshot
+        ahead of the log) is a DamagedLog, never a table silently built from part of its history."""
+        uuid = self._uuid(table_id)
+        replay = _Replay()
         try:
-            table = self.repository.get(self._uuid(table_id), version=version)
+            table = self.repository.get(uuid, version=version, projector_func=replay)
         except AggregateNotFoundError:
             raise TableNotFound(table_id) from None
+        except PersistenceError:
+            raise
+        except Exception as exc:
+            # The repository mutates a cached table in place: one caught up from a damaged log must not be
+            # served from the cache next time.
+            self._forget(uuid)
+            raise self._damage(table_id, uuid, exc) from exc
         if not isinstance(table, Table):
             raise TableNotFound(table_id)
         return table
 
+    def _damage(self, table_id: str, uuid: UUID, exc: Exception) -> DamagedLog:
+        """What a failed rebuild says of the log, in its words (a read or two, on this rare path only)."""
+        if isinstance(exc, OriginatorVersionError):
+            found, expected = exc.args[:2]
+            return DamagedLog(table_id, _gap_detail(found, expected), expected)
+        if isinstance(exc, _NotFromHead):
+            below = self.recorder.select_events(uuid, lte=exc.head, desc=True, limit=1)
+            end = below[0].originator_version if below else 0
+            if exc.found is not None:
+                detail = _gap_detail(exc.found, end + 1)
+            elif exc.snapshot is not None:
+                detail = f"the snapshot at version {exc.snapshot} is ahead of the log, which ends at {end}"
+            else:
+                detail = f"this server's copy of the table is at version {exc.head}, but the log now ends at {end}"
+            return DamagedLog(table_id, detail, end + 1)
+        if isinstance(exc, _Unreadable):
+            if exc.after is not None:  # rows are decoded while projected: the next stored row is the bad one
+                bad = self.recorder.select_events(uuid, gt=exc.after, limit=1)
+                version = bad[0].originator_version if bad else exc.after + 1
+                return DamagedLog(table_id, f"the stored event at version {version} cannot be read", version)
+            return DamagedLog(table_id, exc.detail, exc.version)
+        # Only the snapshot is decoded outside the replay.
+        return DamagedLog(table_id, f"its latest snapshot cannot be read ({type(exc).__name__})")
+
+    def _forget(self, uuid: UUID) -> None:
+        if self.repository.cache is not None:
+            try:
+                self.repository.cache.get(uuid, evict=True)
+            except KeyError:
+                pass
+
+    def construct_repository(self) -> Any:
+        repository = super().construct_repository()
+        repository.event_store = _FromItsHead(self.events)  # type: ignore[assignment]
+        return repository
+
+    def _read(self, table_id: str, **query: Any) -> list[TableEvent]:
+        """Stored events of a table, decoded; a row that cannot be read is a DamagedLog naming its version."""
+        return self._decoded(table_id, self.recorder.select_events(self._uuid(table_id), **query))
+
+    def _decoded(self, table_id: str, rows: list[Any]) -> list[TableEvent]:
+        events = []
+        for stored in rows:
+            try:
+                event = self.mapper.to_domain_event(stored)
+                event.public()  # type: ignore[attr-defined] - a field missing from the stored form shows here
+            except Exception as exc:  # noqa: BLE001 - whatever the damage, the row is unreadable
+                version = stored.originator_version
+                raise DamagedLog(table_id, f"the stored event at version {version} cannot be read", version) from exc
+            if not isinstance(event, TableEvent):
+                raise TableNotFound(table_id)
+            events.append(event)
+        return events  # type: ignore[return-value]
+
     def _event(self, table_id: str, version: int) -> TableEvent:
-        (event,) = self.events.get(self._uuid(table_id), gt=version - 1, lte=version)
-        return event  # type: ignore[return-value]
+        found = self._read(table_id, gt=version - 1, lte=version)
+        if not found:
+            raise DamagedLog(table_id, f"version {version} is missing from the log", version)
+        return found[0]
 
     def _historic_state(self, table_id: str, version: int) -> dict[str, Any]:
         table = self._get(table_id, version=version)
         state = self._state(table)
-        following = list(self.events.get(self._uuid(table_id), gt=version, lte=version + 1))
+        following = self._read(table_id, gt=version, lte=version + 1)
         if following and following[0].command == table.commands:  # type: ignore[attr-defined]
             state["expects"] = []  # between two events of one command nothing is expected
         state["as_of"] = {"version": version, "timestamp": format_timestamp(table.modified_on)}
@@ -353,6 +421,90 @@ class TablesService(Application):
     @staticmethod
     def _state(table: Table) -> dict[str, Any]:
         return {"table_id": str(table.id), "version": table.version, "digest": table.head, **table.view()}
+
+
+class _Unreadable(Exception):
+    def __init__(self, detail: str, version: int | None, after: int | None = None) -> None:
+        super().__init__(detail)
+        self.detail = detail
+        self.version = version
+        self.after = after  # set when the row after this version could not be decoded
+
+
+class _NotFromHead(Exception):
+    """The table (cached, or from a snapshot) stands at ``head``, but the log has no event at ``head``: it
+    has ``found`` next (a version missing) or nothing from there on (the log was cut short behind it)."""
+
+    def __init__(self, head: int, found: int | None) -> None:
+        super().__init__(head, found)
+        self.head = head
+        self.found = found
+        self.snapshot: int | None = None  # set when the table at ``head`` came from a snapshot
+
+
+class _FromItsHead:
+    """The repository's reads of the event store. Where it asks for the events after a version it holds
+    (a cached table's head, a snapshot's version), the same query also reads the row at that version, so
+    that a table whose own last event is gone from the log is noticed without another database read."""
+
+    def __init__(self, events: Any) -> None:
+        self.events = events
+
+    def get(self, originator_id: Any, *, gt: int | None = None, lte: int | None = None, desc: bool = False,
+            limit: int | None = None) -> Iterator[Any]:
+        if gt is None or gt < 1 or desc or limit is not None:
+            return self.events.get(originator_id, gt=gt, lte=lte, desc=desc, limit=limit)
+        rows = self.events.recorder.select_events(originator_id, gt=gt - 1, lte=lte)
+        return self._after(gt, rows)
+
+    def _after(self, head: int, rows: list[Any]) -> Iterator[Any]:
+        # A generator: the check runs while the repository projects, where _Replay knows what ``head`` is.
+        if not rows or rows[0].originator_version != head:
+            raise _NotFromHead(head, rows[0].originator_version if rows else None)
+        for row in rows[1:]:
+            yield self.events.mapper.to_domain_event(row)
+
+
+class _Replay:
+    """The repository's projector. It names the stored row it could not read (rows are decoded lazily,
+    while they are projected), and says whether a table ahead of its log came from a snapshot."""
+
+    def __init__(self) -> None:
+        self.snapshot: int | None = None
+
+    def __call__(self, table: Any, items: Any) -> Any:
+        items = iter(items)
+        last = table.version if table is not None else 0
+        while True:
+            try:
+                item = next(items)
+            except StopIteration:
+                return table
+            except _NotFromHead as exc:
+                exc.snapshot = self.snapshot
+                raise
+            except PersistenceError:
+                raise
+            except Exception as exc:  # noqa: BLE001 - a row that cannot be decoded
+                raise _Unreadable(f"the stored event after version {last} cannot be read", last + 1, last) from exc
+            if not isinstance(item, TableEvent):
+                self.snapshot = item.originator_version
+            try:
+                table = item.mutate(table)
+            except OriginatorVersionError:
+                raise
+            except Exception as exc:  # noqa: BLE001 - a row decoded with fields missing or of the wrong kind
+                version = item.originator_version
+                raise _Unreadable(f"the stored event at version {version} cannot be applied", version) from exc
+            last = item.originator_version
+
+
+def _gap_detail(found: int, expected: int) -> str:
+    """What OriginatorVersionError(found, expected) means for a table's log."""
+    if found > expected:
+        missing = f"version {expected} is" if found == expected + 1 else f"versions {expected} to {found - 1} are"
+        return f"{missing} missing: the log goes from {expected - 1} to {found}"
+    return f"version {found} comes where {expected} was expected: the log is out of order"
 
 
 def event_dict(event: Any) -> dict[str, Any]:

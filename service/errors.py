@@ -37,3 +37,18 @@ class ConcurrentWrite(ServiceError):
 class IdempotencyKeyReused(ServiceError):
     def __init__(self) -> None:
         super().__init__("This Idempotency-Key was already used with a different request body; use a new key.")
+
+
+class DamagedLog(ServiceError):
+    """The table's stored history is not whole (a version missing, a row that cannot be read, a snapshot
+    ahead of the last stored event): its state cannot be shown nor a command recorded on it. ``detail``
+    says what is wrong and ``version`` where, so that an operator can compare with /verify."""
+
+    def __init__(self, table_id: str, detail: str, version: int | None = None) -> None:
+        super().__init__(
+            f"The stored history of table '{table_id}' is damaged: {detail}. Nothing can be read or recorded "
+            f"past the damage; GET /tables/{table_id}/verify lists every problem with its version."
+        )
+        self.table_id = table_id
+        self.detail = detail
+        self.version = version

@@ -22,6 +22,7 @@ from psycopg.sql import SQL, Identifier
 
 from domain.rounds import RoundTracker
 from domain.table import TableEvent
+from service.errors import DamagedLog
 
 TABLE_COLUMNS = ("table_id", "seq", "game", "players", "opened_at", "version", "updated_at", "rounds", "tracker")
 ROUND_COLUMNS = ("table_id", "round", "first_version", "last_version", "started_at", "ended_at", "summary")
@@ -286,7 +287,7 @@ class Indexer:
             notes = list(self.app.recorder.select_notifications(position, self.BATCH, inclusive_of_start=False))
             if not notes:
                 return
-            events = [self.app.mapper.to_domain_event(n) for n in notes]
+            events = [self._decode(n) for n in notes]
             if len(notes) == self.BATCH:
                 # End the batch at a command boundary, so that a round settled by its last command is whole.
                 last, keep = events[-1], len(events)
@@ -299,6 +300,18 @@ class Indexer:
                 self.view.write(batch, Tracking(self.app.name, notes[-1].id), position)
             except IntegrityError:
                 continue  # another process wrote this range first: read the position again
+
+    def _decode(self, note: Any) -> Any:
+        """A notification as its event; a stored row that cannot be read stops the read model there, named."""
+        try:
+            event = self.app.mapper.to_domain_event(note)
+            if isinstance(event, TableEvent):
+                event.public()  # a field missing from the stored form shows here
+            return event
+        except Exception as exc:  # noqa: BLE001 - whatever the damage, the row is unreadable
+            version = note.originator_version
+            raise DamagedLog(str(note.originator_id), f"the stored event at version {version} cannot be read",
+                             version) from exc
 
     def _build(self, events: list[tuple[int, Any]]) -> IndexBatch:
         batch = IndexBatch()

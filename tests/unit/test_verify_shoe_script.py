@@ -111,6 +111,19 @@ def test_a_missing_version_breaks_the_chain() -> None:
     assert "version 3 found where 2 was expected" in report.problem
 
 
+def test_every_break_is_a_finding_at_its_version_and_the_first_one_is_the_verdict() -> None:
+    events = chained(table_bodies())
+    events[2]["data"]["position"] = 3  # an altered cut at version 3
+    del events[5]  # version 6 missing
+
+    report = verify_shoe.check_chain(events)
+
+    assert (report.broken_at, report.ok) == (3, False)
+    assert [f.version for f in report.findings] == [3, 6]
+    assert report.findings[0].message.startswith("digest")
+    assert report.findings[1].message.endswith("version 6 is missing, the log goes from 5 to 7")
+
+
 def test_a_timestamp_that_does_not_advance_breaks_the_chain() -> None:
     events = chain_vector_events()
     events[2]["timestamp"] = events[1]["timestamp"]
@@ -399,3 +412,45 @@ def test_a_url_that_is_not_http_is_a_usage_error(capsys: Any) -> None:
 
     assert exit_.value.code == 2
     assert "must be an http(s) URL" in capsys.readouterr().err
+
+
+def test_a_gap_in_the_served_log_is_reported_at_the_missing_version(serve: Any, capsys: Any) -> None:
+    events = chained(table_bodies())
+    del events[3:5]  # versions 4 and 5
+
+    code, out, _ = run(serve(events, page_size=100)[0], capsys)
+
+    assert code == 1
+    assert "chain: 6 events, broken at version 4: version 6 found where 4 was expected: versions 4 to 5 are " \
+           "missing, the log goes from 3 to 6" in out
+
+
+def test_a_version_served_twice_is_reported_at_that_version(serve: Any, capsys: Any) -> None:
+    events = chained(table_bodies())
+    events.insert(4, dict(events[3]))  # version 4 again, right after itself
+
+    code, out, _ = run(serve(events, page_size=100)[0], capsys)
+
+    assert code == 1
+    assert "broken at version 4: version 4 appears a second time (event 5 of the log)" in out
+
+
+def test_versions_served_out_of_order_are_reported_at_the_version(serve: Any, capsys: Any) -> None:
+    events = chained(table_bodies())
+    events[3], events[4] = events[4], events[3]  # versions 5 then 4
+
+    code, out, _ = run(serve(events, page_size=100)[0], capsys)
+
+    assert code == 1
+    assert "broken at version 4: version 4 comes after version 5: the log is out of order" in out
+
+
+def test_contents_exchanged_between_two_versions_are_reported_at_both(serve: Any, capsys: Any) -> None:
+    events = chained(table_bodies())
+    events[3], events[4] = {**events[4], "version": 4}, {**events[3], "version": 5}
+
+    code, out, _ = run(serve(events)[0], capsys)
+
+    assert code == 1
+    assert "broken at version 4: digest" in out
+    assert "  at version 5: timestamp" in out and "does not come after the one before" in out
