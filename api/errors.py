@@ -13,8 +13,11 @@ from domain.errors import DomainError
 from service.errors import (
     ConcurrentWrite,
     IdempotencyKeyReused,
+    IndexIncomplete,
+    IndexUnreadable,
     NotFoundInHistory,
     ServiceError,
+    StoreUnreadable,
     TableNotFound,
     VersionMismatch,
 )
@@ -25,6 +28,8 @@ SERVICE_STATUS: dict[type[ServiceError], int] = {
     VersionMismatch: 409,
     ConcurrentWrite: 409,
     IdempotencyKeyReused: 422,
+    IndexIncomplete: 409,
+    IndexUnreadable: 409,
 }
 
 
@@ -49,6 +54,11 @@ def register(app: Flask) -> None:
     @app.errorhandler(ServiceError)
     def service_error(exc: ServiceError) -> Any:
         return error_body(SERVICE_STATUS.get(type(exc), 422), exc.message)
+
+    @app.errorhandler(StoreUnreadable)
+    def store_unreadable(exc: StoreUnreadable) -> Any:
+        # A server checks this before it starts; a process that skipped the check is misconfigured.
+        return error_body(503, str(exc))
 
     @app.errorhandler(HTTPException)
     def http_error(exc: HTTPException) -> Any:

@@ -20,7 +20,7 @@ from domain.chain import digest
 from domain.errors import DomainError
 from domain.shuffle import ALGORITHM, shoe_order
 from domain.table import Table, TableEvent
-from service.errors import NotFoundInHistory
+from service.errors import IndexIncomplete, NotFoundInHistory
 
 ACCOUNTS = ("house", "pot", "kitty")
 
@@ -237,6 +237,9 @@ def round_audit(service: Any, table_id: str, number: int) -> dict[str, Any]:
     in_range = 1 <= number <= 2**62  # a larger number cannot exist, and would overflow a database integer
     rows = service.index.view.list_rounds(str(uuid), number - 1, 1) if in_range else []
     if not in_range or not rows or rows[0]["round"] != number:
+        index_error = service.index_error(table_id)
+        if index_error is not None:
+            raise IndexIncomplete(table_id, index_error, f"Round {number}")
         finished = service.index.view.get_tables([str(uuid)])[str(uuid)]["rounds"]
         raise NotFoundInHistory(
             f"Table '{table_id}' has no finished round {number}; its finished rounds are "
@@ -262,6 +265,7 @@ def round_audit(service: Any, table_id: str, number: int) -> dict[str, Any]:
         service._get(table_id, version=start - 1), whole, lambda v: service._get(table_id, version=v)
     )
     money_problems = check_money(state_before, state_after, events)
+    index_problems = _index_problems(service, table_id)
     public = [e.public() for e in events]
     return {
         **{k: v for k, v in row.items() if k != "table_id"},
@@ -281,7 +285,7 @@ def round_audit(service: Any, table_id: str, number: int) -> dict[str, Any]:
             "rules": not rule_problems,
             "money": not money_problems,
         },
-        "problems": chain_problems + card_problems + rule_problems + money_problems,
+        "problems": chain_problems + card_problems + rule_problems + money_problems + index_problems,
     }
 
 
@@ -360,7 +364,9 @@ def verify(service: Any, table_id: str) -> dict[str, Any]:
         problems += rules.problems
     if unreadable is None:  # the state at the head is rebuilt from the very events that could not be read
         problems += check_money(None, service.current_state(table_id), payments)
-    rounds = service.index.view.get_tables([str(uuid)])[str(uuid)]["rounds"]
+    problems += _index_problems(service, table_id)
+    row = service.index.view.get_tables([str(uuid)]).get(str(uuid))
+    rounds = row["rounds"] if row else 0
     return {
         "ok": not problems,
         "chain": {"events": count, "ok": chain_broken is None, "first_broken_version": chain_broken},
@@ -369,6 +375,17 @@ def verify(service: Any, table_id: str) -> dict[str, Any]:
         "rounds_checked": rounds,
         "problems": problems,
     }
+
+
+def _index_problems(service: Any, table_id: str) -> list[dict[str, Any]]:
+    """The read model gives the audits the table's shoes (seeds, cuts) and its rounds: where it could not
+    index the table, what came after is not checked, and the audit must not look complete."""
+    index_error = service.index_error(table_id)
+    if index_error is None:
+        return []
+    return [problem("index", {"version": index_error["version"], "type": None},
+                    f"the read model could not index this table from here on ({index_error['message']}): "
+                    "shoes and rounds after it are not checked")]
 
 
 def _rules_feed(service: Any, table_id: str, rules: RulesCheck | None, group: list[TableEvent]) -> RulesCheck:
