@@ -326,9 +326,9 @@ class TablesService(Application):
                 failures.append(exc)
         if failures:
             cause = failures[-1].__cause__ or failures[-1]
-            key = "this CIPHER_KEY" if self.mapper.cipher is not None else "no CIPHER_KEY set"
+            key = "with this CIPHER_KEY" if self.mapper.cipher is not None else "without a CIPHER_KEY"
             raise StoreUnreadable(
-                f"The stored events cannot be read with {key} ({type(cause).__name__}: {cause}); start with the "
+                f"The stored events cannot be read {key} ({type(cause).__name__}: {cause}); start with the "
                 "CIPHER_KEY and COMPRESSOR_TOPIC they were written with."
             )
 
