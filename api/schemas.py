@@ -122,7 +122,9 @@ class ListTablesArgs(Schema):
 
 
 class IndexErrorSchema(Schema):
-    version = fields.Integer(metadata={"description": "The first version the read model could not index."})
+    version = fields.Integer(metadata={
+        "description": "The event the read model could not index (for rows the database refused, the first of their batch)."
+    })
     message = fields.String()
 
 
@@ -167,7 +169,8 @@ class RoundsPageSchema(Schema):
     index_error = fields.Nested(
         IndexErrorSchema,
         allow_none=True,
-        metadata={"description": "null, or where the read model stopped indexing this table: no round after it is listed."},
+        metadata={"description": "null, or where the read model stopped indexing this table: no round after it "
+                                 "is listed."},
     )
 
 

@@ -268,10 +268,8 @@ class TablesService(Application):
         rows = rows[:limit]
         return {
             "tables": [
-                {
-                    k: r[k]
-                    for k in ("table_id", "game", "players", "opened_at", "version", "updated_at", "rounds", "index_error")
-                }
+                {k: r[k] for k in ("table_id", "game", "players", "opened_at", "version", "updated_at", "rounds",
+                                   "index_error")}
                 for r in rows
             ],
             "next_cursor": str(rows[-1]["seq"]) if more else None,

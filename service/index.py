@@ -281,7 +281,8 @@ class _SQLIndex(IndexView):
             out.update(self.sealer.open(row["sealed"]))
         except Exception as exc:  # noqa: BLE001 - whatever it is, it belongs to this table alone
             out.update(players=[], tracker=None)
-            out["index_error"] = {"version": row["version"] + 1, "message": IndexUnreadable(row["table_id"], describe(exc)).message}
+            message = IndexUnreadable(row["table_id"], describe(exc)).message
+            out["index_error"] = {"version": row["version"] + 1, "message": message}
         if row["error_version"] is not None:
             try:
                 message = self.sealer.open(row["error"])
