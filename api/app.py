@@ -25,7 +25,14 @@ def create_app(settings: Settings | None = None, service: Any = None) -> Flask:
         ZAMETANO_TOKENS=settings.tokens,
     )
     app.json.sort_keys = False  # type: ignore[attr-defined]
-    app.extensions["zametano"] = service if service is not None else TablesService(settings)
+    if service is None:
+        service = TablesService(settings)
+        try:
+            service.check_store()  # a wrong CIPHER_KEY stops the worker here, with the reason
+        except Exception:
+            service.close()
+            raise
+    app.extensions["zametano"] = service
     api = Api(app)
     api.spec.components.security_scheme("bearer", {"type": "http", "scheme": "bearer"})
     api.register_blueprint(tables.blp)

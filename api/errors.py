@@ -14,8 +14,11 @@ from service.errors import (
     ConcurrentWrite,
     DamagedLog,
     IdempotencyKeyReused,
+    IndexIncomplete,
+    IndexUnreadable,
     NotFoundInHistory,
     ServiceError,
+    StoreUnreadable,
     TableNotFound,
     VersionMismatch,
 )
@@ -29,6 +32,8 @@ SERVICE_STATUS: dict[type[ServiceError], int] = {
     # The request is fine, the table's stored history is not: 409 says that the resource's state stands in
     # the way (like a version conflict), where a 500 would blame the server and a 503 invite a retry.
     DamagedLog: 409,
+    IndexIncomplete: 409,
+    IndexUnreadable: 409,
 }
 
 
@@ -58,6 +63,11 @@ def register(app: Flask) -> None:
     def damaged_log(exc: DamagedLog) -> Any:
         return error_body(SERVICE_STATUS[DamagedLog], exc.message, damaged_version=exc.version,
                           verify=f"/tables/{exc.table_id}/verify")
+
+    @app.errorhandler(StoreUnreadable)
+    def store_unreadable(exc: StoreUnreadable) -> Any:
+        # A server checks this before it starts; a process that skipped the check is misconfigured.
+        return error_body(503, str(exc))
 
     @app.errorhandler(HTTPException)
     def http_error(exc: HTTPException) -> Any:

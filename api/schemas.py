@@ -159,6 +159,13 @@ class ListTablesArgs(Schema):
     limit = fields.Integer(load_default=50, validate=validate.Range(min=1, max=1000))
 
 
+class IndexErrorSchema(Schema):
+    version = fields.Integer(metadata={
+        "description": "The event the read model could not index (for rows the database refused, the first of their batch)."
+    })
+    message = fields.String()
+
+
 class TableSummarySchema(Schema):
     table_id = fields.String()
     game = fields.String()
@@ -167,6 +174,12 @@ class TableSummarySchema(Schema):
     version = fields.Integer()
     updated_at = fields.String()
     rounds = fields.Integer(metadata={"description": "Finished rounds."})
+    index_error = fields.Nested(
+        IndexErrorSchema,
+        allow_none=True,
+        metadata={"description": "null, or where and why the read model stopped indexing this table: its row, "
+                                 "rounds and shoes end before that version; the table's events are intact."},
+    )
 
 
 class TablesPageSchema(Schema):
@@ -191,6 +204,12 @@ class RoundSchema(Schema):
 class RoundsPageSchema(Schema):
     rounds = fields.List(fields.Nested(RoundSchema))
     next_cursor = fields.String(allow_none=True)
+    index_error = fields.Nested(
+        IndexErrorSchema,
+        allow_none=True,
+        metadata={"description": "null, or where the read model stopped indexing this table: no round after it "
+                                 "is listed."},
+    )
 
 
 class ProblemSchema(Schema):

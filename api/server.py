@@ -35,8 +35,11 @@ def prepare_store() -> str:
 
     settings = load()
     signer = load_signer(settings)
-    if os.environ.get("CREATE_TABLE", "y").lower() not in ("n", "no", "f", "false", "off", "0"):
-        TablesService(settings, signer=signer).close()
+    service = TablesService(settings, signer=signer)  # creates the tables unless CREATE_TABLE says not to
+    try:
+        service.check_store()  # a CIPHER_KEY that cannot read the store: a clear error, before any worker starts
+    finally:
+        service.close()
     os.environ["CREATE_TABLE"] = "n"
     where = settings.persistence.get("SQLITE_DBNAME") or (
         f"PostgreSQL {settings.persistence.get('POSTGRES_HOST')}/{settings.persistence.get('POSTGRES_DBNAME')}"

@@ -19,7 +19,7 @@ from eventsourcing.domain import Aggregate, OriginatorVersionError
 from eventsourcing.persistence import IntegrityError, PersistenceError
 
 from domain.chain import canonical_json, format_timestamp
-from domain.errors import BadArgument
+from domain.errors import BadArgument, DomainError
 from domain.games import GAMES, ROUND_MARKS
 from domain.shuffle import SEED_BYTES
 from domain.table import Table, TableEvent
@@ -32,6 +32,7 @@ from service.errors import (
     DamagedLog,
     IdempotencyKeyReused,
     NotFoundInHistory,
+    StoreUnreadable,
     TableNotFound,
     VersionMismatch,
 )
@@ -45,6 +46,8 @@ RETRIES = 5
 MAX_PAGE = 1000
 # Versions, rounds and cursors past this cannot exist, and would overflow a database integer.
 MAX_NUMBER = 2**62
+# How many of the newest events the start-up check tries to read before it calls the store unreadable.
+CHECKED_EVENTS = 5
 
 
 def utc_now() -> datetime:
@@ -132,10 +135,19 @@ class TablesService(Application):
                 return earlier
         for attempt in range(RETRIES):
             table = self._get(table_id)
-            if if_match is not None and if_match != str(table.version):
-                raise VersionMismatch(if_match, table.version)
             first = table.version + 1
-            table.handle(command, player, args, self.clock(), self.new_seed)
+            try:
+                if if_match is not None and if_match != str(table.version):
+                    raise VersionMismatch(if_match, table.version)
+                table.handle(command, player, args, self.clock(), self.new_seed)
+            except (DomainError, VersionMismatch):
+                # The same key may have been recorded since it was looked up (a repeat that arrived while the
+                # first was in flight reads the table after the first's commit): its response, not a refusal.
+                if idempotency_key is not None:
+                    earlier = self._earlier_response(table_id, idempotency_key, body_sha)
+                    if earlier is not None:
+                        return earlier
+                raise
             appended = list(table.pending_events)
             to_save: list[Aggregate] = [table]
             if idempotency_key is not None:
@@ -264,14 +276,16 @@ class TablesService(Application):
         rows = rows[:limit]
         return {
             "tables": [
-                {k: r[k] for k in ("table_id", "game", "players", "opened_at", "version", "updated_at", "rounds")}
+                {k: r[k] for k in ("table_id", "game", "players", "opened_at", "version", "updated_at", "rounds",
+                                   "index_error")}
                 for r in rows
             ],
             "next_cursor": str(rows[-1]["seq"]) if more else None,
         }
 
     def list_rounds(self, table_id: str, cursor: str | None = None, limit: int = 50) -> dict[str, Any]:
-        """A table's finished rounds, oldest first."""
+        """A table's finished rounds, oldest first; ``index_error`` says where the list stops if the read model
+        could not index the whole table."""
         self._known(table_id)
         self.index.catch_up()
         after = _cursor(cursor)
@@ -282,7 +296,16 @@ class TablesService(Application):
         return {
             "rounds": [{k: v for k, v in r.items() if k != "table_id"} for r in rows],
             "next_cursor": str(rows[-1]["round"]) if more else None,
+            "index_error": self.index_error(table_id),
         }
+
+    def index_error(self, table_id: str) -> dict[str, Any] | None:
+        """Where and why the read model stopped indexing this table, or None if it holds all of it."""
+        uuid = str(self._uuid(table_id))
+        row = self.index.view.get_tables([uuid]).get(uuid)
+        if row is None:
+            return {"version": 1, "message": "the read model holds nothing of this table yet"}
+        return row["index_error"]
 
     def round_audit(self, table_id: str, number: int) -> dict[str, Any]:
         """One finished round with its record and checks (service/audit.py)."""
@@ -305,6 +328,29 @@ class TablesService(Application):
     def signing_keys(self) -> dict[str, Any]:
         """Every key receipts were signed with, the current one first (the body of GET /keys)."""
         return {"keys": self.signer.keys()}
+
+    def check_store(self) -> None:
+        """Raises StoreUnreadable unless this configuration reads what is stored. A wrong CIPHER_KEY would
+        otherwise start a service whose old tables fail and whose new ones are written under another key.
+        Any of the newest few events will do (one damaged event is the audit's business, not a reason to
+        stop); an empty store is readable with any key."""
+        newest = self.recorder.max_notification_id()
+        if not newest:
+            return
+        failures = []
+        for note in self.recorder.select_notifications(max(1, newest - CHECKED_EVENTS + 1), CHECKED_EVENTS):
+            try:
+                self.mapper.to_domain_event(note)
+                return
+            except Exception as exc:  # noqa: BLE001 - whatever stops reading is what the operator must hear of
+                failures.append(exc)
+        if failures:
+            cause = failures[-1].__cause__ or failures[-1]
+            key = "with this CIPHER_KEY" if self.mapper.cipher is not None else "without a CIPHER_KEY"
+            raise StoreUnreadable(
+                f"The stored events cannot be read {key} ({type(cause).__name__}: {cause}); start with the "
+                "CIPHER_KEY and COMPRESSOR_TOPIC they were written with."
+            )
 
     def ping(self) -> None:
         """Raises unless the event store answers."""

@@ -22,7 +22,7 @@ from domain.chain import digest, format_timestamp
 from domain.errors import DomainError
 from domain.shuffle import ALGORITHM, shoe_order
 from domain.table import Table, TableEvent
-from service.errors import DamagedLog, NotFoundInHistory, ServiceError
+from service.errors import DamagedLog, IndexIncomplete, NotFoundInHistory, ServiceError
 
 ACCOUNTS = ("house", "pot", "kitty")
 
@@ -494,6 +494,9 @@ def round_audit(service: Any, table_id: str, number: int) -> dict[str, Any]:
     in_range = 1 <= number <= 2**62  # a larger number cannot exist, and would overflow a database integer
     rows = service.index.view.list_rounds(str(uuid), number - 1, 1) if in_range else []
     if not in_range or not rows or rows[0]["round"] != number:
+        index_error = service.index_error(table_id)
+        if index_error is not None:
+            raise IndexIncomplete(table_id, index_error, f"Round {number}")
         finished = service.index.view.get_tables([str(uuid)])[str(uuid)]["rounds"]
         raise NotFoundInHistory(
             f"Table '{table_id}' has no finished round {number}; its finished rounds are "
@@ -548,6 +551,7 @@ def round_audit(service: Any, table_id: str, number: int) -> dict[str, Any]:
         money_problems = [at("money", None, "the states around the round cannot be rebuilt: the money is not checked")]
     else:
         money_problems = check_money(state_before, state_after, events)
+    index_problems = _index_problems(service, table_id)
     public = [e.public() for e in events]
     chain_problems = [p for p in problems if p["check"] == "chain"]
     return {
@@ -568,7 +572,7 @@ def round_audit(service: Any, table_id: str, number: int) -> dict[str, Any]:
             "rules": not rule_problems,
             "money": not money_problems,
         },
-        "problems": problems + card_problems + rule_problems + money_problems,
+        "problems": problems + card_problems + rule_problems + money_problems + index_problems,
     }
 
 
@@ -667,6 +671,7 @@ def verify(service: Any, table_id: str) -> dict[str, Any]:
     else:
         # Payments missing from a damaged log cannot add up to the balances: that is named at its version.
         problems += check_money(None, head, payments)
+    problems += _index_problems(service, table_id)
     return {
         "ok": not problems,
         "chain": {"events": log.rows, "last_version": end, "ok": not chain_problems, "first_broken_version": first_broken},
@@ -682,3 +687,14 @@ def _last_snapshot(service: Any, uuid: UUID) -> int | None:
         return None
     found = service.snapshots.recorder.select_events(uuid, desc=True, limit=1)
     return found[0].originator_version if found else None
+
+
+def _index_problems(service: Any, table_id: str) -> list[dict[str, Any]]:
+    """The read model gives the audits the table's shoes (seeds, cuts) and its rounds: where it could not
+    index the table, what came after is not checked, and the audit must not look complete."""
+    index_error = service.index_error(table_id)
+    if index_error is None:
+        return []
+    return [problem("index", {"version": index_error["version"], "type": None},
+                    f"the read model could not index this table from here on ({index_error['message']}): "
+                    "shoes and rounds after it are not checked")]

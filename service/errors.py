@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+from typing import Any
+
+from service.config import ConfigError
+
 
 class ServiceError(Exception):
     def __init__(self, message: str) -> None:
@@ -52,3 +56,29 @@ class DamagedLog(ServiceError):
         self.table_id = table_id
         self.detail = detail
         self.version = version
+
+
+class IndexIncomplete(ServiceError):
+    """The read model could not index this table from ``version`` on, so what is asked is not in it."""
+
+    def __init__(self, table_id: str, index_error: dict[str, Any], asked: str) -> None:
+        super().__init__(
+            f"{asked} is not in the read model, which could not index table '{table_id}' at version "
+            f"{index_error['version']}: {index_error['message']}. The table's events are still served by "
+            "/events and checked by /verify."
+        )
+        self.index_error = index_error
+
+
+class IndexUnreadable(ServiceError):
+    """Rows of the read model that cannot be opened: altered in the database, or sealed under another key."""
+
+    def __init__(self, table_id: str, reason: str) -> None:
+        super().__init__(
+            f"The read model's rows of table '{table_id}' cannot be read ({reason}); the table's events are "
+            "still served by /events and checked by /verify."
+        )
+
+
+class StoreUnreadable(ConfigError):
+    """The configured CIPHER_KEY (or its absence, or the compressor) cannot read the stored events."""

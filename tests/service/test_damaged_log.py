@@ -265,5 +265,5 @@ def test_a_row_damaged_before_the_read_model_saw_it_still_lets_the_audits_answer
 
     report = fresh.verify(table_id)
     assert report["ok"] is False and report["problems"][0]["version"] == 12
-    with pytest.raises(DamagedLog, match="version 12 cannot be read"):
-        fresh.list_tables()
+    (row,) = [t for t in fresh.list_tables()["tables"] if t["table_id"] == table_id]
+    assert row["index_error"]["version"] == 12  # the listing names it for this table alone
