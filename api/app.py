@@ -7,7 +7,7 @@ from typing import Any
 from flask import Flask
 from flask_smorest import Api
 
-from api import audit, auth, errors, ops, tables
+from api import audit, auth, errors, ops, policy, ratelimit, tables
 from service.application import TablesService
 from service.config import Settings, load
 
@@ -32,6 +32,8 @@ def create_app(settings: Settings | None = None, service: Any = None) -> Flask:
     api.register_blueprint(audit.blp)
     api.register_blueprint(ops.blp)
     errors.register(app)
+    ratelimit.register(app, settings.rate_limit)  # before auth: floods without a valid token count too
     auth.register(app)
+    policy.register(app, settings.max_body_bytes)  # after auth: no body is read for an unknown client
     ops.register(app)
     return app
