@@ -7,6 +7,7 @@ service keeps its events in an SQLite file under ./var/.
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -144,9 +145,11 @@ def parse_rate_limit(text: str) -> RateLimit | None:
         raise ConfigError(problem)
     try:
         count = float(count_text)
+        if not (math.isfinite(count) and count > 0):
+            raise ValueError(count_text)
         burst = int(burst_text) if burst_text else max(1, int(count))
     except ValueError:
         raise ConfigError(problem) from None
-    if not count > 0 or count == float("inf") or burst < 1:
+    if burst < 1:
         raise ConfigError(problem)
     return RateLimit(per_second=count / RATE_PERIODS[period.strip()], burst=burst)
