@@ -246,6 +246,10 @@ def test_nesting_depth_is_measured_outside_strings_and_stops_past_the_limit():
     assert nesting_depth('"[[[" ') == 0
     assert nesting_depth('["\\"[[["]') == 1
     assert nesting_depth("[" * 10_000, limit=32) == 33
+    assert nesting_depth('["\\\\", "\\"]"]') == 1  # escaped backslashes and quotes end no string early
+    # Quotes and backslashes by the ten thousand: one pass, never a rescan from every quote.
+    assert nesting_depth('["' + '\\"' * 30_000 + '"]') == 1
+    assert nesting_depth('"' + '\\"' * 30_000) == 0
 
 
 @pytest.mark.parametrize(
