@@ -10,7 +10,7 @@ import pytest
 from marshmallow import ValidationError
 
 from api.app import create_app
-from api.policy import MAX_DEPTH, clean_text, loads, BodyRefused, nesting_depth
+from api.policy import MAX_DEPTH, BodyRefused, clean_text, loads, nesting_depth
 from service.application import TablesService
 from service.config import load
 from tests.helpers import Seeds, StepClock
