@@ -7,7 +7,7 @@ from typing import Any
 from flask import Flask
 from flask_smorest import Api
 
-from api import audit, auth, errors, keys, ops, tables
+from api import audit, auth, errors, keys, ops, policy, ratelimit, tables
 from service.application import TablesService
 from service.config import Settings, load
 
@@ -40,6 +40,8 @@ def create_app(settings: Settings | None = None, service: Any = None) -> Flask:
     api.register_blueprint(ops.blp)
     api.register_blueprint(keys.blp)
     errors.register(app)
+    ratelimit.register(app, settings.rate_limit)  # before auth: floods without a valid token count too
     auth.register(app)
+    policy.register(app, settings.max_body_bytes)  # after auth: no body is read for an unknown client
     ops.register(app)
     return app

@@ -9,11 +9,14 @@ from flask import Flask, Response, current_app, request
 from flask_smorest import Blueprint
 
 from api.errors import error_body
+from api.policy import checked_body
+from domain.games import GAMES
 
 blp = Blueprint("operations", __name__, description="Liveness, readiness and metrics.")
 _lock = threading.Lock()
 _requests: Counter[tuple[str, str, int]] = Counter()
 _commands: Counter[tuple[str, str]] = Counter()
+KNOWN_COMMANDS = frozenset(name for table in GAMES.values() for name in table.COMMANDS)
 
 
 @blp.route("/healthz")
@@ -62,10 +65,12 @@ def register(app: Flask) -> None:
         rule = request.url_rule.rule if request.url_rule else "unmatched"
         with _lock:
             _requests[(request.method, rule, response.status_code)] += 1
-        body = request.get_json(silent=True) if request.endpoint == "tables.Commands" else None
+        body = checked_body() if request.endpoint == "tables.Commands" else None
         command = body.get("command") if isinstance(body, dict) else None
         if isinstance(command, str):
-            count_command(command, "ok" if response.status_code < 400 else str(response.status_code))
+            # Any other text as a label would let clients grow the metrics without bound or break their format.
+            label = command if command in KNOWN_COMMANDS else "other"
+            count_command(label, "ok" if response.status_code < 400 else str(response.status_code))
         return response
 
 

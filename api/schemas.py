@@ -4,44 +4,47 @@ from __future__ import annotations
 
 from marshmallow import Schema, fields, validate
 
+from api.policy import JSONValue, Moment, Name, Text, Whole
+
 
 class OpenTableArgs(Schema):
-    game = fields.String(
+    game = Text(
         required=True,
         validate=validate.OneOf(["chemin-de-fer", "card-lottery"]),
         metadata={"description": "Which game the table plays."},
     )
     players = fields.List(
-        fields.String(), required=True, metadata={"description": "Player names in the order listed (seating by lots uses it)."}
+        Name(), required=True, metadata={"description": "Player names in the order listed (seating by lots uses it)."}
     )
     rules = fields.Dict(
-        keys=fields.String(), load_default=dict, metadata={"description": "Options of RULES.md; omitted ones take their defaults."}
+        keys=Text(),
+        values=JSONValue(),
+        load_default=dict,
+        metadata={"description": "Options of RULES.md; omitted ones take their defaults."},
     )
-    banker = fields.String(metadata={"description": "Card lottery: the banker, one of the players."})
-    dealer = fields.String(metadata={"description": "Card lottery: the dealer, one of the players."})
+    banker = Name(metadata={"description": "Card lottery: the banker, one of the players."})
+    dealer = Name(metadata={"description": "Card lottery: the dealer, one of the players."})
 
 
 class CommandArgs(Schema):
-    command = fields.String(required=True, metadata={"description": "The command, e.g. place_stake."})
-    player = fields.String(required=True, metadata={"description": "Who issues the command (the actor)."})
-    position = fields.Integer(strict=True, metadata={"description": "cut: where the shoe is cut, 1..N-1."})
-    amount = fields.Integer(strict=True, metadata={"description": "post_bank, place_stake, collect: whole units."})
-    deck = fields.String(metadata={"description": "Card lottery shuffle: 'banker' or 'dealer'."})
-    amounts = fields.List(fields.Integer(strict=True), metadata={"description": "Card lottery distribute: four amounts."})
-    cards = fields.List(fields.String(), metadata={"description": "Card lottery lead/beat: cards such as 'Ts'."})
-    card = fields.String(metadata={"description": "Card lottery play: one card."})
+    command = Text(required=True, metadata={"description": "The command, e.g. place_stake."})
+    player = Name(required=True, metadata={"description": "Who issues the command (the actor)."})
+    position = Whole(metadata={"description": "cut: where the shoe is cut, 1..N-1."})
+    amount = Whole(metadata={"description": "post_bank, place_stake, collect: whole units."})
+    deck = Text(metadata={"description": "Card lottery shuffle: 'banker' or 'dealer'."})
+    amounts = fields.List(Whole(), metadata={"description": "Card lottery distribute: four amounts."})
+    cards = fields.List(Text(), metadata={"description": "Card lottery lead/beat: cards such as 'Ts'."})
+    card = Text(metadata={"description": "Card lottery play: one card."})
 
 
 class StateQueryArgs(Schema):
-    version = fields.Integer(strict=False, validate=validate.Range(min=1), metadata={"description": "A past version."})
-    at = fields.AwareDateTime(
-        format="iso", default_timezone=None, metadata={"description": "A moment (RFC 3339 with offset)."}
-    )
+    version = Whole(strict=False, minimum=1, maximum=None, metadata={"description": "A past version."})
+    at = Moment(format="iso", default_timezone=None, metadata={"description": "A moment (RFC 3339 with offset)."})
 
 
 class EventsQueryArgs(Schema):
-    after = fields.Integer(load_default=0, validate=validate.Range(min=0))
-    limit = fields.Integer(load_default=100, validate=validate.Range(min=1, max=1000))
+    after = Whole(strict=False, minimum=0, maximum=None, load_default=0)
+    limit = Whole(strict=False, minimum=1, maximum=1000, load_default=100)
 
 
 class ExpectSchema(Schema):
@@ -154,9 +157,9 @@ class EventsPageSchema(Schema):
 
 
 class ListTablesArgs(Schema):
-    game = fields.String(validate=validate.OneOf(["chemin-de-fer", "card-lottery"]))
-    cursor = fields.String(metadata={"description": "The next_cursor of the previous page."})
-    limit = fields.Integer(load_default=50, validate=validate.Range(min=1, max=1000))
+    game = Text(validate=validate.OneOf(["chemin-de-fer", "card-lottery"]))
+    cursor = Text(metadata={"description": "The next_cursor of the previous page."})
+    limit = Whole(strict=False, minimum=1, maximum=1000, load_default=50)
 
 
 class IndexErrorSchema(Schema):
@@ -188,8 +191,8 @@ class TablesPageSchema(Schema):
 
 
 class RoundsQueryArgs(Schema):
-    cursor = fields.String(metadata={"description": "The next_cursor of the previous page."})
-    limit = fields.Integer(load_default=50, validate=validate.Range(min=1, max=1000))
+    cursor = Text(metadata={"description": "The next_cursor of the previous page."})
+    limit = Whole(strict=False, minimum=1, maximum=1000, load_default=50)
 
 
 class RoundSchema(Schema):

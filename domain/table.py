@@ -19,6 +19,7 @@ from domain.cards import is_card
 from domain.errors import BadArgument, InvalidPlayers, NotAllowedNow, UnknownCommand
 from domain.shuffle import ALGORITHM, commitment, shoe_order
 
+MAX_NAME_LENGTH = 40
 # Names no player may take: they are accounts or actors of their own.
 RESERVED_NAMES = frozenset({"house", "pot", "kitty", "dealer-rule", "service", "banker", "punter"})
 SERVICE = "service"
@@ -324,8 +325,10 @@ def validate_players(players: Any, low: int, high: int) -> list[str]:
     if not low <= len(players) <= high:
         raise InvalidPlayers(f"This game seats {low} to {high} players; {len(players)} were listed.")
     for p in players:
-        if not p.strip() or len(p) > 40 or p != p.strip():
-            raise InvalidPlayers(f"Player names are 1 to 40 characters without surrounding spaces; got {p!r}.")
+        if not p.strip() or len(p) > MAX_NAME_LENGTH or p != p.strip():
+            raise InvalidPlayers(
+                f"Player names are 1 to {MAX_NAME_LENGTH} characters without surrounding spaces; got {p!r}."
+            )
         if p in RESERVED_NAMES:
             raise InvalidPlayers(
                 f"'{p}' is reserved (names not allowed: {', '.join(sorted(RESERVED_NAMES))})."

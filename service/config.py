@@ -8,6 +8,7 @@ service keeps its events in an SQLite file under ./var/, and signs receipts with
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -35,15 +36,33 @@ LIBRARY_VARIABLES = (
     "AGGREGATE_CACHE_MAXSIZE",
 )
 # Our own.
-OWN_VARIABLES = ("SNAPSHOT_INTERVAL", "ZAMETANO_TOKENS", "ZAMETANO_DATA_DIR", "ZAMETANO_SIGNING_KEY_FILE")
+OWN_VARIABLES = (
+    "SNAPSHOT_INTERVAL",
+    "ZAMETANO_TOKENS",
+    "ZAMETANO_DATA_DIR",
+    "ZAMETANO_SIGNING_KEY_FILE",
+    "ZAMETANO_MAX_BODY_BYTES",
+    "ZAMETANO_RATE_LIMIT",
+)
 # Read by the server entry points (api/server.py, api/gunicorn_conf.py).
 SERVER_VARIABLES = ("HOST", "PORT", "WEB_CONCURRENCY", "BIND")
 ALL_VARIABLES = LIBRARY_VARIABLES + OWN_VARIABLES + SERVER_VARIABLES
 ROLES = ("operator", "auditor")
+# The largest request body read: a table's opening with every rule option is well under 1 KiB.
+DEFAULT_MAX_BODY_BYTES = 64 * 1024
+RATE_PERIODS = {"s": 1.0, "min": 60.0, "h": 3600.0}
 
 
 class ConfigError(ValueError):
     pass
+
+
+@dataclass(frozen=True)
+class RateLimit:
+    """A token bucket: ``burst`` requests at once, refilled at ``per_second``."""
+
+    per_second: float
+    burst: int
 
 
 @dataclass(frozen=True)
@@ -54,6 +73,8 @@ class Settings:
     data_dir: str = "var"
     # The Ed25519 PEM key that signs receipts; None: signing-key.pem in data_dir, made on first start.
     signing_key_file: str | None = None
+    max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
+    rate_limit: RateLimit | None = None  # None: no rate limit
 
     @property
     def module(self) -> str:
@@ -86,6 +107,8 @@ def load(environ: Mapping[str, str] | None = None) -> Settings:
         tokens=parse_tokens(env.get("ZAMETANO_TOKENS", "")),
         data_dir=str(data_dir),
         signing_key_file=env.get("ZAMETANO_SIGNING_KEY_FILE") or None,
+        max_body_bytes=parse_max_body_bytes(env.get("ZAMETANO_MAX_BODY_BYTES", "")),
+        rate_limit=parse_rate_limit(env.get("ZAMETANO_RATE_LIMIT", "")),
     )
 
 
@@ -98,3 +121,42 @@ def parse_tokens(text: str) -> dict[str, str]:
             raise ConfigError(f"ZAMETANO_TOKENS entries are role:token with role one of {', '.join(ROLES)}")
         tokens[token] = role
     return tokens
+
+
+def parse_max_body_bytes(text: str) -> int:
+    """A whole number of bytes, at least 1 KiB (empty: the default, 64 KiB)."""
+    if not text.strip():
+        return DEFAULT_MAX_BODY_BYTES
+    try:
+        value = int(text)
+    except ValueError:
+        raise ConfigError("ZAMETANO_MAX_BODY_BYTES must be a whole number of bytes, e.g. 65536") from None
+    if value < 1024:
+        raise ConfigError("ZAMETANO_MAX_BODY_BYTES must be at least 1024: smaller refuses ordinary commands")
+    return value
+
+
+def parse_rate_limit(text: str) -> RateLimit | None:
+    """``<requests>/<s|min|h>[:<burst>]``, e.g. ``50/s`` or ``50/s:200``; empty, ``0`` or ``off`` turns it
+    off. Without a burst a client may spend one period's worth at once (at least one request)."""
+    text = text.strip().lower()
+    if text in ("", "0", "off", "none", "no"):
+        return None
+    problem = (
+        "ZAMETANO_RATE_LIMIT is <requests>/<s|min|h>[:<burst>], e.g. 50/s or 50/s:200 "
+        "(a positive rate, a burst of at least 1), or off"
+    )
+    rate, _, burst_text = text.partition(":")
+    count_text, slash, period = rate.partition("/")
+    if not slash or period.strip() not in RATE_PERIODS:
+        raise ConfigError(problem)
+    try:
+        count = float(count_text)
+        if not (math.isfinite(count) and count > 0):
+            raise ValueError(count_text)
+        burst = int(burst_text) if burst_text else max(1, int(count))
+    except ValueError:
+        raise ConfigError(problem) from None
+    if burst < 1:
+        raise ConfigError(problem)
+    return RateLimit(per_second=count / RATE_PERIODS[period.strip()], burst=burst)
