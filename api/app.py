@@ -10,6 +10,7 @@ from flask_smorest import Api
 from api import audit, auth, errors, ops, tables
 from service.application import TablesService
 from service.config import Settings, load
+from service.store import LazyService
 
 
 def create_app(settings: Settings | None = None, service: Any = None) -> Flask:
@@ -25,7 +26,8 @@ def create_app(settings: Settings | None = None, service: Any = None) -> Flask:
         ZAMETANO_TOKENS=settings.tokens,
     )
     app.json.sort_keys = False  # type: ignore[attr-defined]
-    app.extensions["zametano"] = service if service is not None else TablesService(settings)
+    # Built now if the event store answers, else on the first request after it does (service/store.py).
+    app.extensions["zametano"] = service if service is not None else LazyService(lambda: TablesService(settings))
     api = Api(app)
     api.spec.components.security_scheme("bearer", {"type": "http", "scheme": "bearer"})
     api.register_blueprint(tables.blp)

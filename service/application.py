@@ -22,7 +22,7 @@ from domain.errors import BadArgument
 from domain.games import GAMES, ROUND_MARKS
 from domain.shuffle import SEED_BYTES
 from domain.table import Table, TableEvent
-from service import audit
+from service import audit, store
 from service.config import Settings
 from service.index import Indexer
 from service.errors import (
@@ -87,12 +87,24 @@ class TablesService(Application):
     ) -> None:
         merged = dict(settings.persistence) if settings else {}
         merged.update(env or {})
-        super().__init__(env=merged)
-        if settings is not None:
-            self.snapshotting_intervals = {cls: settings.snapshot_interval for cls in GAMES.values()}
-        self.clock = clock
-        self.new_seed = new_seed
-        self.index = Indexer(self, ROUND_MARKS)
+        self.statement_timeout = settings.statement_timeout if settings else 0.0
+        try:
+            super().__init__(env=merged)
+            if settings is not None:
+                self.snapshotting_intervals = {cls: settings.snapshot_interval for cls in GAMES.values()}
+            self.clock = clock
+            self.new_seed = new_seed
+            self.index = Indexer(self, ROUND_MARKS)
+        except BaseException:
+            # built halfway (the database went away): close the connection pool it may have opened
+            if getattr(self, "factory", None) is not None:
+                self.factory.close()
+            raise
+
+    def construct_factory(self, env: Any) -> Any:
+        factory = super().construct_factory(env)
+        store.harden(factory, self.statement_timeout)
+        return factory
 
     # --- commands ----------------------------------------------------------------------------------
 
@@ -285,8 +297,8 @@ class TablesService(Application):
         return audit.verify(self, table_id)
 
     def ping(self) -> None:
-        """Raises unless the event store answers."""
-        self.recorder.select_events(UUID(int=0), limit=1)
+        """Raises StoreUnavailable unless the event store answers within a couple of seconds."""
+        store.ping(self)
 
     # --- helpers -----------------------------------------------------------------------------------
 

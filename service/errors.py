@@ -37,3 +37,17 @@ class ConcurrentWrite(ServiceError):
 class IdempotencyKeyReused(ServiceError):
     def __init__(self) -> None:
         super().__init__("This Idempotency-Key was already used with a different request body; use a new key.")
+
+
+class StoreUnavailable(ServiceError):
+    """The event store did not answer in time (database down, restarting, locked or overloaded): nothing
+    can be read or recorded now, and the client may try again after ``retry_after`` seconds."""
+
+    def __init__(self, reason: str, retry_after: int = 2) -> None:
+        super().__init__(
+            "The event store is not reachable right now; try again in a few seconds. A command answered "
+            "this way may or may not have been recorded: read the table, or resend it with the same "
+            "Idempotency-Key, before repeating it."
+        )
+        self.reason = reason  # for the log, never for the client
+        self.retry_after = retry_after
