@@ -6,7 +6,7 @@ line, which wins) and creates the tables; each worker dies with its master.
 
 import os
 
-from api.server import on_starting, post_fork
+from api.server import on_starting, post_fork  # noqa: F401 - gunicorn finds its hooks here by name
 
 bind = os.environ.get("BIND", "127.0.0.1:8000")
 workers = int(os.environ.get("WEB_CONCURRENCY", "2"))
@@ -14,5 +14,3 @@ accesslog = "-"
 # Every wait for the event store is bounded at a few seconds (README "Outages"), far below this.
 timeout = 60
 control_socket_disable = True
-
-__all__ = ["accesslog", "bind", "control_socket_disable", "on_starting", "post_fork", "timeout", "workers"]

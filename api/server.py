@@ -18,7 +18,7 @@ import os
 import signal
 import sys
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, NoReturn
 
 from gunicorn.app.base import BaseApplication
 from gunicorn.util import parse_address
@@ -94,7 +94,7 @@ def on_starting(server: Any) -> None:
     server.log.info("Zametano on %s, events in %s", ", ".join(server.cfg.bind), store)
 
 
-def refuse(message: str) -> None:
+def refuse(message: str) -> NoReturn:
     print(f"error: {message}", file=sys.stderr, flush=True)
     sys.exit(2)
 

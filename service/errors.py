@@ -43,6 +43,7 @@ class StoreUnavailable(ServiceError):
     """The event store did not answer in time (database down, restarting, locked or overloaded): nothing
     can be read or recorded now, and the client may try again after ``retry_after`` seconds."""
 
+    # 2 s: a little more than the interval at which lost database connections are re-established
     def __init__(self, reason: str, retry_after: int = 2) -> None:
         super().__init__(
             "The event store is not reachable right now; try again in a few seconds. A command answered "

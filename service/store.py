@@ -35,7 +35,6 @@ from psycopg_pool.base import AttemptWithBackoff
 
 from service.errors import StoreUnavailable
 
-RETRY_AFTER = 2  # seconds, the Retry-After of a 503: a little more than the reconnection interval
 RECONNECT_EVERY = 1.0  # seconds between attempts to replace a lost connection
 PING_TIMEOUT = 2.0  # seconds /readyz waits for the store, below the 3 s a load balancer may allow
 WAIT_SLICE = 0.25  # a waiting request looks this often whether the database has been found down
@@ -108,7 +107,7 @@ class StorePool(ConnectionPool):  # type: ignore[type-arg]
         deadline = monotonic() + (self.timeout if timeout is None else timeout)
         while True:
             if self.down_since is not None and not self.get_stats().get("pool_available"):
-                raise StoreUnavailable("the database refuses connections")
+                raise StoreUnavailable("the database is down: the last attempt to connect failed")
             remaining = deadline - monotonic()
             if remaining <= 0:
                 raise StoreUnavailable(f"no database connection within {self.timeout:g} s")
