@@ -10,6 +10,7 @@ from flask_smorest import Api
 from api import audit, auth, errors, keys, ops, policy, ratelimit, tables
 from service.application import TablesService
 from service.config import Settings, load
+from service.store import LazyService
 
 
 def create_app(settings: Settings | None = None, service: Any = None) -> Flask:
@@ -26,12 +27,9 @@ def create_app(settings: Settings | None = None, service: Any = None) -> Flask:
     )
     app.json.sort_keys = False  # type: ignore[attr-defined]
     if service is None:
-        service = TablesService(settings)
-        try:
-            service.check_store()  # a wrong CIPHER_KEY stops the worker here, with the reason
-        except Exception:
-            service.close()
-            raise
+        # Built now if the event store answers, else on the first request after it does (service/store.py);
+        # a CIPHER_KEY that cannot read the store stops the worker as it is built, with the reason.
+        service = LazyService(lambda: checked(TablesService(settings)))
     app.extensions["zametano"] = service
     api = Api(app)
     api.spec.components.security_scheme("bearer", {"type": "http", "scheme": "bearer"})
@@ -45,3 +43,13 @@ def create_app(settings: Settings | None = None, service: Any = None) -> Flask:
     policy.register(app, settings.max_body_bytes)  # after auth: no body is read for an unknown client
     ops.register(app)
     return app
+
+
+def checked(service: TablesService) -> TablesService:
+    """The service, once it has shown it can read what is stored (a wrong CIPHER_KEY stops here)."""
+    try:
+        service.check_store()
+    except Exception:
+        service.close()
+        raise
+    return service

@@ -6,7 +6,7 @@ from __future__ import annotations
 from http import HTTPStatus
 from typing import Any
 
-from flask import Flask, jsonify
+from flask import Flask, current_app, jsonify
 from werkzeug.exceptions import HTTPException
 
 from domain.errors import DomainError
@@ -18,10 +18,12 @@ from service.errors import (
     IndexUnreadable,
     NotFoundInHistory,
     ServiceError,
+    StoreUnavailable,
     StoreUnreadable,
     TableNotFound,
     VersionMismatch,
 )
+from service.store import STORE_ERRORS, as_outage
 
 SERVICE_STATUS: dict[type[ServiceError], int] = {
     TableNotFound: 404,
@@ -34,6 +36,7 @@ SERVICE_STATUS: dict[type[ServiceError], int] = {
     DamagedLog: 409,
     IndexIncomplete: 409,
     IndexUnreadable: 409,
+    StoreUnavailable: 503,
 }
 
 
@@ -44,6 +47,14 @@ def error_body(code: int, message: str, errors: dict[str, Any] | None = None, **
     body.update(extra)
     response = jsonify(body)
     response.status_code = code
+    return response
+
+
+def unavailable(exc: StoreUnavailable, message: str | None = None) -> Any:
+    """503 with Retry-After: the store is down or busy; the reason goes to the log only."""
+    current_app.logger.warning("event store unavailable: %s", exc.reason)
+    response = error_body(503, message or exc.message, retry_after=exc.retry_after)
+    response.headers["Retry-After"] = str(exc.retry_after)
     return response
 
 
@@ -68,6 +79,18 @@ def register(app: Flask) -> None:
     def store_unreadable(exc: StoreUnreadable) -> Any:
         # A server checks this before it starts; a process that skipped the check is misconfigured.
         return error_body(503, str(exc))
+
+    app.register_error_handler(StoreUnavailable, unavailable)
+
+    def store_error(exc: Exception) -> Any:
+        # The library's errors that may mean a store down, busy or locked; a broken store stays a 500.
+        outage = as_outage(exc)
+        if outage is None:
+            raise exc  # a broken store, not an outage: a 500 like any other failure
+        return unavailable(outage)
+
+    for error in STORE_ERRORS:
+        app.register_error_handler(error, store_error)
 
     @app.errorhandler(HTTPException)
     def http_error(exc: HTTPException) -> Any:

@@ -11,6 +11,9 @@ from flask_smorest import Blueprint
 from api.errors import error_body
 from api.policy import checked_body
 from domain.games import GAMES
+from api.errors import unavailable
+from service.errors import StoreUnavailable
+from service.store import as_outage
 
 blp = Blueprint("operations", __name__, description="Liveness, readiness and metrics.")
 _lock = threading.Lock()
@@ -27,11 +30,12 @@ def healthz():  # type: ignore[no-untyped-def]
 
 @blp.route("/readyz")
 def readyz():  # type: ignore[no-untyped-def]
-    """The event store answers."""
+    """The event store answers (within about two seconds; 503 otherwise, never a hang)."""
     try:
         current_app.extensions["zametano"].ping()
     except Exception as exc:  # noqa: BLE001 - any failure of the store means not ready
-        return error_body(503, f"The event store is not reachable: {type(exc).__name__}.")
+        outage = as_outage(exc) or StoreUnavailable(f"{type(exc).__name__}: {exc}")
+        return unavailable(outage, "The event store is not reachable.")
     return {"status": "ready"}
 
 

@@ -2,19 +2,30 @@
 worker builds its own service through the app factory.
 
     python -m api.server [--host H] [--port P] [--workers N]
+
+The gunicorn hooks below serve both this entry point and `gunicorn -c python:api.gunicorn_conf`, so the
+two cannot disagree: the master refuses, before it listens, any address that is not loopback unless
+tokens are set (it reads the addresses gunicorn really binds, whatever set them), and every worker dies
+with its master, so a master killed outright leaves no worker holding the port.
 """
 
 from __future__ import annotations
 
 import argparse
+import ctypes
 import ipaddress
 import os
+import signal
 import sys
-from typing import Any
+from collections.abc import Iterable
+from typing import Any, NoReturn
 
 from gunicorn.app.base import BaseApplication
+from gunicorn.util import parse_address
 
 from service.config import ConfigError, load
+
+PR_SET_PDEATHSIG = 1  # linux/prctl.h
 
 
 def is_loopback(host: str) -> bool:
@@ -49,19 +60,74 @@ def prepare_store() -> str:
 
 def check_exposure(host: str) -> str | None:
     """API.md: with no tokens the service runs open, only on loopback; elsewhere it refuses to listen."""
+    return check_binds([f"[{host.strip('[]')}]:0" if ":" in host else f"{host}:0"])
+
+
+def check_binds(binds: Iterable[str]) -> str | None:
+    """check_exposure for gunicorn's bind addresses (``host:port``, ``[v6]:port``, ``unix:path``,
+    ``fd://n``): raises ConfigError for any that others could reach while no tokens are set, else
+    returns the warning to log (None with tokens)."""
     if load().tokens:
         return None
-    if not is_loopback(host):
-        raise ConfigError(
-            f"Refusing to listen on {host} without tokens: set ZAMETANO_TOKENS (e.g. operator:<secret>) "
-            "or listen on 127.0.0.1."
-        )
+    for bind in binds:
+        address = parse_address(bind)
+        if isinstance(address, str):
+            continue  # a unix socket: only this machine reaches it, as with loopback
+        if isinstance(address, int) or not is_loopback(address[0]):
+            raise ConfigError(
+                f"Refusing to listen on {bind} without tokens: set ZAMETANO_TOKENS (e.g. operator:<secret>) "
+                "or listen on 127.0.0.1."
+            )
     return "No tokens configured (ZAMETANO_TOKENS): the API is open to anyone on this machine, listening on loopback only."
 
 
+def on_starting(server: Any) -> None:
+    """gunicorn master, before it binds: the exposure check on the real addresses, then the tables."""
+    try:
+        warning = check_binds(server.cfg.bind)
+        # scripts/run prepared the store before gunicorn started (and said so): not twice
+        store = getattr(server.app, "prepared", None) or prepared_store()
+    except ConfigError as exc:
+        refuse(str(exc))
+    if warning:
+        server.log.warning(warning)
+    server.log.info("Zametano on %s, events in %s", ", ".join(server.cfg.bind), store)
+
+
+def prepared_store() -> str:
+    """prepare_store once per master; an unreachable store is a ConfigError that names what is wrong."""
+    from service.store import as_outage
+
+    try:
+        return prepare_store()
+    except ConfigError:
+        raise
+    except Exception as exc:
+        outage = as_outage(exc)
+        if outage is None:
+            raise
+        raise ConfigError(f"The event store is not reachable ({outage.reason}); start the server once it is.") from None
+
+
+def refuse(message: str) -> NoReturn:
+    print(f"error: {message}", file=sys.stderr, flush=True)
+    sys.exit(2)
+
+
+def post_fork(server: Any, worker: Any) -> None:
+    """gunicorn worker, just forked: dies with its master. Without this a master killed with SIGKILL
+    leaves its workers listening for up to half the worker timeout, and a new server cannot bind."""
+    if sys.platform.startswith("linux"):
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM)  # SIGTERM: the current request is finished first
+    if os.getppid() != server.pid:  # the master died before the line above took effect
+        sys.exit(0)
+
+
 class Server(BaseApplication):  # type: ignore[misc]
-    def __init__(self, options: dict[str, Any]) -> None:
+    def __init__(self, options: dict[str, Any], prepared: str | None = None) -> None:
         self.options = options
+        self.prepared = prepared  # what prepare_store said, when it ran before gunicorn started
         super().__init__()
 
     def load_config(self) -> None:
@@ -83,17 +149,24 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--port", type=int, default=int(os.environ.get("PORT", "8000")))
     parser.add_argument("--workers", type=int, default=int(os.environ.get("WEB_CONCURRENCY", "2")))
     args = parser.parse_args(argv)
+    bind = f"[{args.host}]:{args.port}" if ":" in args.host else f"{args.host}:{args.port}"
     try:
-        warning = check_exposure(args.host)
-        store = prepare_store()
+        check_binds([bind])  # at once, before gunicorn starts; on_starting checks again what it binds
+        store = prepared_store()  # a wrong CIPHER_KEY, a bad signing key or a store down: one line, before gunicorn
     except ConfigError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    if warning:
-        print(f"warning: {warning}", file=sys.stderr)
-    print(f"Zametano on http://{args.host}:{args.port}  events in {store}", file=sys.stderr, flush=True)
-    bind = f"[{args.host}]:{args.port}" if ":" in args.host else f"{args.host}:{args.port}"
-    Server({"bind": bind, "workers": args.workers, "accesslog": "-", "timeout": 60}).run()
+    Server(
+        {
+            "bind": bind,
+            "workers": args.workers,
+            "accesslog": "-",
+            "timeout": 60,
+            "on_starting": on_starting,
+            "post_fork": post_fork,
+        },
+        prepared=store,
+    ).run()
     return 0
 
 

@@ -23,7 +23,7 @@ from domain.errors import BadArgument, DomainError
 from domain.games import GAMES, ROUND_MARKS
 from domain.shuffle import SEED_BYTES
 from domain.table import Table, TableEvent
-from service import audit
+from service import audit, store
 from service.config import Settings
 from service.index import Indexer
 from service.signing import Signer, load_signer
@@ -32,6 +32,7 @@ from service.errors import (
     DamagedLog,
     IdempotencyKeyReused,
     NotFoundInHistory,
+    ServiceError,
     StoreUnreadable,
     TableNotFound,
     VersionMismatch,
@@ -98,12 +99,24 @@ class TablesService(Application):
         self.signer = signer
         merged = dict(settings.persistence) if settings else {}
         merged.update(env or {})
-        super().__init__(env=merged)
-        if settings is not None:
-            self.snapshotting_intervals = {cls: settings.snapshot_interval for cls in GAMES.values()}
-        self.clock = clock
-        self.new_seed = new_seed
-        self.index = Indexer(self, ROUND_MARKS)
+        self.statement_timeout = settings.statement_timeout if settings else 0.0
+        try:
+            super().__init__(env=merged)
+            if settings is not None:
+                self.snapshotting_intervals = {cls: settings.snapshot_interval for cls in GAMES.values()}
+            self.clock = clock
+            self.new_seed = new_seed
+            self.index = Indexer(self, ROUND_MARKS)
+        except BaseException:
+            # built halfway (the database went away): close the connection pool it may have opened
+            if getattr(self, "factory", None) is not None:
+                self.factory.close()
+            raise
+
+    def construct_factory(self, env: Any) -> Any:
+        factory = super().construct_factory(env)
+        store.harden(factory, self.statement_timeout)
+        return factory
 
     # --- commands ----------------------------------------------------------------------------------
 
@@ -353,8 +366,8 @@ class TablesService(Application):
             )
 
     def ping(self) -> None:
-        """Raises unless the event store answers."""
-        self.recorder.select_events(UUID(int=0), limit=1)
+        """Raises StoreUnavailable unless the event store answers within a couple of seconds."""
+        store.ping(self)
 
     # --- helpers -----------------------------------------------------------------------------------
 
@@ -380,9 +393,11 @@ class TablesService(Application):
             table = self.repository.get(uuid, version=version, projector_func=replay)
         except AggregateNotFoundError:
             raise TableNotFound(table_id) from None
-        except PersistenceError:
-            raise
+        except (PersistenceError, ServiceError):
+            raise  # the store down or busy (503), not a damaged log
         except Exception as exc:
+            if store.as_outage(exc) is not None:
+                raise
             # The repository mutates a cached table in place: one caught up from a damaged log must not be
             # served from the cache next time.
             self._forget(uuid)

@@ -28,6 +28,9 @@ LIBRARY_VARIABLES = (
     "POSTGRES_POOL_SIZE",
     "POSTGRES_MAX_OVERFLOW",
     "POSTGRES_CONNECT_TIMEOUT",
+    "POSTGRES_MAX_WAITING",
+    "POSTGRES_PRE_PING",
+    "POSTGRES_IDLE_IN_TRANSACTION_SESSION_TIMEOUT",
     "POSTGRES_LOCK_TIMEOUT",
     "CREATE_TABLE",
     "CIPHER_TOPIC",
@@ -43,7 +46,12 @@ OWN_VARIABLES = (
     "ZAMETANO_SIGNING_KEY_FILE",
     "ZAMETANO_MAX_BODY_BYTES",
     "ZAMETANO_RATE_LIMIT",
+    "ZAMETANO_STATEMENT_TIMEOUT",
 )
+# Outages (README "Outages"): a request waits at most this long for the database, well below gunicorn's
+# worker timeout, then answers 503.
+CONNECT_TIMEOUT = "3"
+STATEMENT_TIMEOUT = "10"
 # Read by the server entry points (api/server.py, api/gunicorn_conf.py).
 SERVER_VARIABLES = ("HOST", "PORT", "WEB_CONCURRENCY", "BIND")
 ALL_VARIABLES = LIBRARY_VARIABLES + OWN_VARIABLES + SERVER_VARIABLES
@@ -69,6 +77,7 @@ class RateLimit:
 class Settings:
     persistence: dict[str, str]
     snapshot_interval: int = 50
+    statement_timeout: float = float(STATEMENT_TIMEOUT)  # seconds; 0: none
     tokens: dict[str, str] = field(default_factory=dict)  # token -> role
     data_dir: str = "var"
     # The Ed25519 PEM key that signs receipts; None: signing-key.pem in data_dir, made on first start.
@@ -92,6 +101,8 @@ def load(environ: Mapping[str, str] | None = None) -> Settings:
     if module == "eventsourcing.postgres":
         persistence.setdefault("POSTGRES_PASSWORD", "")  # trust auth needs none
         persistence.setdefault("POSTGRES_PORT", "5432")
+        # The library waits 30 s for a connection, and retries: a request would outlive gunicorn's timeout.
+        persistence.setdefault("POSTGRES_CONNECT_TIMEOUT", CONNECT_TIMEOUT)
     # The aggregate cache (fast-forwarded from the store, so safe across processes) and snapshots
     # together keep a command on a long table from replaying its whole history.
     persistence.setdefault("AGGREGATE_CACHE_MAXSIZE", "1000")
@@ -101,9 +112,16 @@ def load(environ: Mapping[str, str] | None = None) -> Settings:
         raise ConfigError("SNAPSHOT_INTERVAL must be a whole number") from exc
     if interval < 1:
         raise ConfigError("SNAPSHOT_INTERVAL must be at least 1")
+    try:
+        statement_timeout = float(env.get("ZAMETANO_STATEMENT_TIMEOUT") or STATEMENT_TIMEOUT)
+    except ValueError as exc:
+        raise ConfigError("ZAMETANO_STATEMENT_TIMEOUT must be a number of seconds (0: no limit)") from exc
+    if not 0 <= statement_timeout <= 3600:
+        raise ConfigError("ZAMETANO_STATEMENT_TIMEOUT must be between 0 (no limit) and 3600 seconds")
     return Settings(
         persistence=persistence,
         snapshot_interval=interval,
+        statement_timeout=statement_timeout,
         tokens=parse_tokens(env.get("ZAMETANO_TOKENS", "")),
         data_dir=str(data_dir),
         signing_key_file=env.get("ZAMETANO_SIGNING_KEY_FILE") or None,

@@ -82,3 +82,18 @@ class IndexUnreadable(ServiceError):
 
 class StoreUnreadable(ConfigError):
     """The configured CIPHER_KEY (or its absence, or the compressor) cannot read the stored events."""
+
+
+class StoreUnavailable(ServiceError):
+    """The event store did not answer in time (database down, restarting, locked or overloaded): nothing
+    can be read or recorded now, and the client may try again after ``retry_after`` seconds."""
+
+    # 2 s: a little more than the interval at which lost database connections are re-established
+    def __init__(self, reason: str, retry_after: int = 2) -> None:
+        super().__init__(
+            "The event store is not reachable right now; try again in a few seconds. A command answered "
+            "this way may or may not have been recorded: read the table, or resend it with the same "
+            "Idempotency-Key, before repeating it."
+        )
+        self.reason = reason  # for the log, never for the client
+        self.retry_after = retry_after

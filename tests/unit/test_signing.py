@@ -198,12 +198,17 @@ def test_a_server_given_an_unusable_key_exits_with_one_line_and_no_traceback(tmp
                                         "make one with: openssl genpkey -algorithm ed25519 -out FILE"]
 
 
-def test_gunicorn_given_an_unusable_key_stops_with_one_line(tmp_path, monkeypatch):
+def test_gunicorn_given_an_unusable_key_stops_with_one_line(tmp_path, monkeypatch, capsys):
+    from types import SimpleNamespace
+
     from api import gunicorn_conf
 
     monkeypatch.setenv("PERSISTENCE_MODULE", "eventsourcing.popo")
     monkeypatch.setenv("ZAMETANO_DATA_DIR", str(tmp_path))
     monkeypatch.setenv("ZAMETANO_SIGNING_KEY_FILE", str(tmp_path / "absent.pem"))
+    server = SimpleNamespace(cfg=SimpleNamespace(bind=["127.0.0.1:8000"]), app=None)
     with pytest.raises(SystemExit) as caught:
-        gunicorn_conf.on_starting(server=None)
-    assert str(caught.value) == f"error: ZAMETANO_SIGNING_KEY_FILE {tmp_path / 'absent.pem'} cannot be read: No such file or directory"
+        gunicorn_conf.on_starting(server)
+    assert caught.value.code == 2
+    err = capsys.readouterr().err
+    assert err == f"error: ZAMETANO_SIGNING_KEY_FILE {tmp_path / 'absent.pem'} cannot be read: No such file or directory\n"
