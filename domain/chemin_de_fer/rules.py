@@ -1,7 +1,9 @@
 """The rules of Chemin de fer (RULES.md, Game A) as small pure functions.
 
 Each function is named after the rule it implements and quotes its point number; the aggregate in
-table.py only sequences them and records what they decide.
+table.py only sequences them and records what they decide. What the game shares with punto banco
+(points, naturals, the classic draw rules) lives in domain/baccarat.py; this module keeps what is
+Chemin de fer's own, such as the free choices of A.9 and A.10.
 """
 
 from __future__ import annotations
@@ -9,7 +11,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from domain.cards import point_value, rank_order
+from domain import baccarat
+# Re-exported: callers keep reading the shared rules as this game's own (R.hand_total, R.DRAW, ...).
+from domain.baccarat import DRAW, STAND, hand_total, is_natural  # noqa: F401
+from domain.cards import rank_order
 from domain.errors import InvalidRules
 
 GAME = "chemin-de-fer"
@@ -18,7 +23,7 @@ MIN_STOP_CARD = 6
 MAX_STOP_CARD = 52
 MAX_COMMISSION_PERCENT = 50
 
-DRAW, STAND, EITHER = "draw", "stand", "either"
+EITHER = "either"  # DRAW and STAND come from the baccarat core
 PUNTER, BANKER, TIE = "punter", "banker", "tie"
 DRAW_RULES = ("classic", "free")
 
@@ -135,48 +140,29 @@ def choose_punter(stakes: Mapping[str, int]) -> str:
 
 # --- A.8 points ------------------------------------------------------------------------------------
 
-def hand_total(cards: Sequence[str]) -> int:
-    """A.8: the sum of point values mod 10."""
-    return sum(point_value(c) for c in cards) % 10
-
-
-def is_natural(cards: Sequence[str]) -> bool:
-    """A.8: a two-card 8 or 9."""
-    return len(cards) == 2 and hand_total(cards) >= 8
-
+# A.8: hand_total (the sum of point values mod 10) and is_natural (a two-card 8 or 9) are the baccarat
+# core's, imported above and part of this module's names.
 
 # --- A.9 / A.10 draws ------------------------------------------------------------------------------
 
+# A.10: the cells of the classic tableau that Chemin de fer leaves to the banker's free choice, as
+# (banker total, punter's third card value). Everywhere else the classic rule is the baccarat core's.
+FREE_TABLEAU_CELLS = frozenset({(3, 9), (5, 4)})
+
+
 def punter_choice(total: int, draw_rule: str) -> str:
     """A.9: classic: must draw on 0-4, free on 5, must stand on 6-7. free: free choice on 0-7."""
-    if draw_rule == "free":
+    if draw_rule == "free" or total == 5:
         return EITHER
-    if total <= 4:
-        return DRAW
-    if total == 5:
-        return EITHER
-    return STAND
+    return baccarat.player_choice(total)
 
 
 def banker_choice(banker_total: int, punter_third: int | None, draw_rule: str) -> str:
     """A.10: the banker's tableau. ``punter_third`` is the point value of the punter's third card,
     or None if the punter stood."""
-    if draw_rule == "free":
+    if draw_rule == "free" or (banker_total, punter_third) in FREE_TABLEAU_CELLS:
         return EITHER
-    b, p = banker_total, punter_third
-    if p is None:
-        return DRAW if b <= 5 else STAND
-    if b <= 2:
-        return DRAW
-    if b == 3:
-        return EITHER if p == 9 else (STAND if p == 8 else DRAW)
-    if b == 4:
-        return DRAW if 2 <= p <= 7 else STAND
-    if b == 5:
-        return DRAW if 5 <= p <= 7 else (EITHER if p == 4 else STAND)
-    if b == 6:
-        return DRAW if p in (6, 7) else STAND
-    return STAND
+    return baccarat.banker_tableau(banker_total, punter_third)
 
 
 def punter_rule_text(total: int, draw_rule: str) -> str:

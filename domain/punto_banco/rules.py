@@ -1,0 +1,520 @@
+"""The rules of punto banco as small pure functions (docs/games/punto-banco.md).
+
+Each function is named after the rule it implements and quotes it. Points, naturals and the classic
+draw rules are the baccarat core's (domain/baccarat.py), the same as Chemin de fer's; what is punto
+banco's own is here: every draw is fixed (nobody chooses), the house banks every coup, players back the
+player's hand, the banker's hand or a tie, and the house pays winners and takes a commission on banker
+wins. Nothing here reads a clock or a random source: a shoe's order comes in as an argument.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass
+from math import gcd
+from typing import Any
+
+from domain import baccarat
+from domain.cards import point_value
+from domain.errors import BadArgument, InvalidRules
+
+GAME = "punto-banco"
+MIN_PLAYERS, MAX_PLAYERS = 1, 14
+
+# The three spots a stake can back, which are also the three outcomes of a coup.
+PLAYER, BANKER, TIE = "player", "banker", "tie"
+SPOTS = (PLAYER, BANKER, TIE)
+# Backing both hands at once cancels out but for the commission; the house refuses it.
+OPPOSITE = {PLAYER: BANKER, BANKER: PLAYER}
+
+# Who acts: the croupier named when the table opens, the players at the table; the house is an account.
+CROUPIER, HOUSE = "croupier", "house"
+WHO_MAY = {
+    "shuffle": CROUPIER,
+    "cut": PLAYER,
+    "place_stake": PLAYER,
+    "close_stakes": CROUPIER,
+    "deal": CROUPIER,
+}
+
+DECKS_ALLOWED = (6, 8)
+TIE_PAYS_ALLOWED = (8, 9)
+MIN_STOP_CARD, MAX_STOP_CARD = 12, 52
+MAX_COMMISSION_PERCENT = 10
+# Money stays exact in every JSON reader, including those that hold numbers as doubles: even a tie
+# paying 9 to 1 on the largest stake stays far below 2**53.
+MAX_STAKE_LIMIT = 10**12
+
+DEFAULT_RULES: dict[str, Any] = {
+    "decks": 8,
+    "stop_card": 16,
+    "commission_percent": 5,
+    "tie_pays": 8,
+    "min_stake": 20,
+    "max_stake": 10_000,
+}
+
+DEAL_ORDER = (PLAYER, BANKER, PLAYER, BANKER)
+LONGEST_COUP = 6  # two hands of two cards, then at most one third card each
+LONGEST_BURN = 11  # the turned card and at most ten burned after it
+
+WON, LOST, PUSH = "won", "lost", "push"
+PLAY_ON, LAST_COUP, SHOE_OVER = "play on", "last coup", "shoe over"
+
+
+class StakeRefused(BadArgument):
+    """A stake the table refuses (limits, the commission's unit, opposite spots); ``details`` says what
+    would have been allowed."""
+
+    def __init__(self, field: str, message: str, **allowed: Any) -> None:
+        super().__init__(field, message)
+        self.details.update(allowed)
+        self.allowed = allowed
+
+
+# --- options ---------------------------------------------------------------------------------------
+
+def resolve_rules(options: Mapping[str, Any]) -> dict[str, Any]:
+    """The table's options with defaults filled in; refuses unknown options and values out of range.
+
+    decks 6 or 8 (default 8); stop_card 12-52 cards from the end (default 16); commission_percent 0-10
+    (default 5); tie_pays 8 or 9 to 1 (default 8); min_stake from 1 and max_stake from min_stake, both
+    at most 10**12 (defaults 20 and 10,000). Recorded when the table opens and never changed, so a
+    replay runs under the rules the table was played with.
+    """
+    if not isinstance(options, Mapping):
+        raise BadArgument("rules", "'rules' must be an object of options.")
+    unknown = sorted(str(name) for name in options if name not in DEFAULT_RULES)
+    if unknown:
+        raise InvalidRules(
+            unknown[0],
+            f"Unknown rules option '{unknown[0]}' for {GAME}; the options are: {', '.join(DEFAULT_RULES)}.",
+        )
+    rules = {**DEFAULT_RULES, **options}
+    _require_one_of(rules, "decks", DECKS_ALLOWED)
+    _require_int(rules, "stop_card", MIN_STOP_CARD, MAX_STOP_CARD)
+    _require_int(rules, "commission_percent", 0, MAX_COMMISSION_PERCENT)
+    _require_one_of(rules, "tie_pays", TIE_PAYS_ALLOWED)
+    _require_int(rules, "min_stake", 1, MAX_STAKE_LIMIT)
+    _require_int(rules, "max_stake", rules["min_stake"], MAX_STAKE_LIMIT, low_name="min_stake")
+    unit = commission_unit(rules["commission_percent"])
+    if smallest_banker_stake(rules) > rules["max_stake"]:
+        raise InvalidRules(
+            "max_stake",
+            f"With a {rules['commission_percent']}% commission a banker stake must be a multiple of {unit}, "
+            f"and there is none from min_stake {rules['min_stake']} to max_stake {rules['max_stake']}; "
+            f"raise max_stake to at least {smallest_banker_stake(rules)}.",
+        )
+    return rules
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _require_int(rules: dict[str, Any], name: str, low: int, high: int, low_name: str = "") -> None:
+    value = rules[name]
+    if not _is_int(value) or not low <= value <= high:
+        lowest = f"{low} (the {low_name})" if low_name else f"{low}"
+        raise InvalidRules(name, f"Option '{name}' must be a whole number from {lowest} to {high}; got {value!r}.")
+
+
+def _require_one_of(rules: dict[str, Any], name: str, allowed: tuple[int, ...]) -> None:
+    value = rules[name]
+    if not _is_int(value) or value not in allowed:
+        choices = " or ".join(str(a) for a in allowed)
+        raise InvalidRules(name, f"Option '{name}' must be {choices}; got {value!r}.")
+
+
+# --- who may do what -------------------------------------------------------------------------------
+
+def role_of(actor: str, croupier: str, players: Collection[str]) -> str | None:
+    """The croupier runs the table; the players stake and cut; anyone else has no say."""
+    if actor == croupier:
+        return CROUPIER
+    if actor in players:
+        return PLAYER
+    return None
+
+
+def may_issue(command: str, actor: str, croupier: str, players: Collection[str]) -> bool:
+    """"The croupier shuffles, closes the stakes and deals; a player cuts and stakes; the house banks."
+
+    The house is an account, never an actor: it issues no command.
+    """
+    return command in WHO_MAY and role_of(actor, croupier, players) == WHO_MAY[command]
+
+
+def check_croupier(croupier: Any, players: Collection[str]) -> str:
+    """"A croupier is named when the table opens": a name of its own, not one of the players, not the house."""
+    if not isinstance(croupier, str) or not croupier.strip():
+        raise BadArgument("croupier", "Punto banco needs a 'croupier': the name of the person who runs the table.")
+    if croupier in players:
+        raise BadArgument("croupier", f"The croupier '{croupier}' cannot also be one of the players.")
+    if croupier == HOUSE:
+        raise BadArgument("croupier", "'house' is the bank's account; name the croupier as a person.")
+    return croupier
+
+
+# --- the shoe: cut, burn, stop card ---------------------------------------------------------------
+
+def cut_positions(shoe_size: int) -> tuple[int, int]:
+    """"A player cuts the shuffled shoe at a position 1..N-1" (the lowest and the highest allowed)."""
+    return 1, shoe_size - 1
+
+
+def burn_count(card: str) -> int:
+    """"The first card of a shoe is turned and that many cards are burned": its point value; a ten or a
+    court card burns ten, an ace one."""
+    return point_value(card) or 10
+
+
+def burn(shoe: Sequence[str]) -> tuple[str, ...]:
+    """The cards out of play before the first coup: the turned card, then ``burn_count`` of it more."""
+    return tuple(shoe[: 1 + burn_count(shoe[0])])
+
+
+def stop_index(shoe_size: int, stop_card: int) -> int:
+    """"The stop card stands ``stop_card`` cards from the end": the position of the first card behind it."""
+    return shoe_size - stop_card
+
+
+def stop_card_comes_out(start: int, end: int, shoe_size: int, stop_card: int) -> bool:
+    """Whether the stop card comes out in the coup that dealt the shoe's positions ``start`` to ``end - 1``:
+    it does when that coup deals the first card behind it."""
+    return start <= stop_index(shoe_size, stop_card) < end
+
+
+def after_coup(start: int, end: int, shoe_size: int, stop_card: int, last_coup: bool) -> str:
+    """"The coup in which the stop card comes out is finished and one more coup is played; then the
+    shoe ends."
+
+    ``last_coup`` says whether the coup just played was that one more coup. Returns PLAY_ON, LAST_COUP
+    (the next coup is the shoe's last) or SHOE_OVER. A stop card at least 12 cards from the end leaves
+    enough for both coups, whatever their length.
+    """
+    if last_coup:
+        return SHOE_OVER
+    if stop_card_comes_out(start, end, shoe_size, stop_card):
+        return LAST_COUP
+    return PLAY_ON
+
+
+# --- the coup: deal, naturals, draws, outcome -------------------------------------------------------
+
+def deal_hands(cards: Sequence[str]) -> tuple[list[str], list[str]]:
+    """"The croupier deals player, banker, player, banker" (DEAL_ORDER): the first four cards make the
+    two hands."""
+    return [cards[0], cards[2]], [cards[1], cards[3]]
+
+
+def natural_decides(player_total: int, banker_total: int) -> bool:
+    """"An 8 or a 9 on either two-card hand is a natural: both hands stand and the coup is decided."
+
+    Takes the totals of the two-card hands, before any third card.
+    """
+    return player_total in baccarat.NATURAL_TOTALS or banker_total in baccarat.NATURAL_TOTALS
+
+
+def player_draws(player_total: int) -> bool:
+    """"The player's hand draws a third card on 0-5 and stands on 6-7"; nobody chooses."""
+    return baccarat.player_choice(player_total) == baccarat.DRAW
+
+
+def banker_draws(banker_total: int, player_third: int | None) -> bool:
+    """The banker's rule; ``player_third`` is the point value of the player's third card, None if the
+    player stood.
+
+    "If the player stood, the banker draws on 0-5 and stands on 6-7. Otherwise, by the player's third
+    card: banker 0-2 draws; 3 draws unless the third card is an 8; 4 draws on 2-7; 5 draws on 4-7;
+    6 draws on 6-7; 7 stands." Nobody chooses.
+    """
+    return baccarat.banker_tableau(banker_total, player_third) == baccarat.DRAW
+
+
+def outcome(player_total: int, banker_total: int) -> str:
+    """"The hand with the higher total wins; equal totals are a tie.\""""
+    if player_total > banker_total:
+        return PLAYER
+    if banker_total > player_total:
+        return BANKER
+    return TIE
+
+
+def player_rule_text(player_total: int) -> str:
+    """Why the player's hand drew or stood, in words for a croupier."""
+    verdict = "draws" if player_draws(player_total) else "stands"
+    return f"the player's hand {verdict} on {player_total} (draws on 0-5, stands on 6-7)."
+
+
+def banker_rule_text(banker_total: int, player_third: int | None) -> str:
+    """Why the banker's hand drew or stood, in words for a croupier."""
+    verdict = "draws" if banker_draws(banker_total, player_third) else "stands"
+    if player_third is None:
+        return f"the player stood, so the banker's hand {verdict} on {banker_total} (draws on 0-5, stands on 6-7)."
+    return (
+        f"the banker's hand {verdict} on {banker_total} against a player's third card worth {player_third} "
+        "(the banker's tableau)."
+    )
+
+
+@dataclass(frozen=True)
+class Coup:
+    """One coup as dealt: the two hands (cards in the order each hand received them), their totals,
+    whether a natural decided it, and the outcome."""
+
+    player: tuple[str, ...]
+    banker: tuple[str, ...]
+    player_total: int
+    banker_total: int
+    natural: bool
+    outcome: str
+
+    @property
+    def dealt(self) -> tuple[str, ...]:
+        """Every card in the order it left the shoe: player, banker, player, banker, then the third
+        cards, the player's first."""
+        first_four = (self.player[0], self.banker[0], self.player[1], self.banker[1])
+        return first_four + self.player[2:] + self.banker[2:]
+
+    @property
+    def cards_used(self) -> int:
+        return len(self.player) + len(self.banker)
+
+    @property
+    def player_third(self) -> int | None:
+        """The point value of the player's third card, None if the player stood (what the banker's rule reads)."""
+        return point_value(self.player[2]) if len(self.player) == 3 else None
+
+    def to_data(self) -> dict[str, Any]:
+        """Plain data for an event payload."""
+        return {
+            "player": list(self.player),
+            "banker": list(self.banker),
+            "player_total": self.player_total,
+            "banker_total": self.banker_total,
+            "natural": self.natural,
+            "outcome": self.outcome,
+        }
+
+
+class ShoeTooShort(ValueError):
+    """A coup needed a card the sequence given does not have (a caller's mistake, not a player's)."""
+
+
+def play_coup(cards: Sequence[str]) -> Coup:
+    """Plays one coup from ``cards``, the next cards of the shoe in order, and says what happened.
+
+    Deal player, banker, player, banker; a natural on either hand decides the coup; otherwise the
+    player's hand follows the player's rule and then the banker's hand the banker's rule, each taking
+    the next card when it draws. Uses 4 to 6 cards from the front of ``cards``; the rest are untouched.
+    """
+    if len(cards) < 4:
+        raise ShoeTooShort(f"a coup needs at least 4 cards; {len(cards)} given")
+    player, banker = deal_hands(cards)
+    player_total, banker_total = baccarat.hand_total(player), baccarat.hand_total(banker)
+    natural = natural_decides(player_total, banker_total)
+    if not natural:
+        position = 4
+        player_third = None
+        if player_draws(player_total):
+            player.append(_card_at(cards, position))
+            player_third = point_value(player[2])
+            player_total = baccarat.hand_total(player)
+            position += 1
+        # The banker's rule reads the banker's two-card total, which is what banker_total still holds.
+        if banker_draws(banker_total, player_third):
+            banker.append(_card_at(cards, position))
+            banker_total = baccarat.hand_total(banker)
+    return Coup(
+        tuple(player), tuple(banker), player_total, banker_total, natural, outcome(player_total, banker_total)
+    )
+
+
+def _card_at(cards: Sequence[str], position: int) -> str:
+    if position >= len(cards):
+        raise ShoeTooShort(f"the coup needs a card at position {position}; only {len(cards)} given")
+    return cards[position]
+
+
+@dataclass(frozen=True)
+class ShoePlay:
+    """A shoe played to its end without stakes: what was burned, every coup, how many cards were left."""
+
+    burned: tuple[str, ...]
+    coups: tuple[Coup, ...]
+    cards_left: int
+
+
+def play_shoe(shoe: Sequence[str], stop_card: int) -> ShoePlay:
+    """Plays a cut shoe from its first card to its end: the burn, then coups until the coup after the
+    one in which the stop card comes out. What a simulation counts; no stakes, no money."""
+    size = len(shoe)
+    if stop_card < MIN_STOP_CARD or stop_index(size, stop_card) <= LONGEST_BURN:
+        raise ValueError(
+            f"a stop card {stop_card} from the end of {size} cards cannot be played: it must be at least "
+            f"{MIN_STOP_CARD} from the end and behind the burn"
+        )
+    burned = burn(shoe)
+    position, coups, state = len(burned), [], PLAY_ON
+    while state != SHOE_OVER:
+        coup = play_coup(shoe[position : position + LONGEST_COUP])
+        coups.append(coup)
+        end = position + coup.cards_used
+        state = after_coup(position, end, size, stop_card, last_coup=state == LAST_COUP)
+        position = end
+    return ShoePlay(burned, tuple(coups), size - position)
+
+
+# --- stakes ----------------------------------------------------------------------------------------
+
+def commission_unit(percent: int) -> int:
+    """The smallest banker stake on which ``percent`` is a whole number of units (20 for 5%, 10 for 10%,
+    1 for no commission). Banker stakes are multiples of it, so the commission is never rounded."""
+    return 100 // gcd(100, percent)
+
+
+def smallest_banker_stake(rules: Mapping[str, Any]) -> int:
+    """The least banker stake the table takes: the first multiple of the commission's unit from min_stake."""
+    unit = commission_unit(rules["commission_percent"])
+    return -(-rules["min_stake"] // unit) * unit
+
+
+def check_stake(rules: Mapping[str, Any], own_stakes: Mapping[str, int], spot: Any, amount: Any) -> int:
+    """Validates one stake by a player who already has ``own_stakes`` (spot -> amount) in this coup and
+    returns the player's new total on ``spot``.
+
+    "A player backs the player, the banker or a tie, in whole units. Stakes on a spot add up; the total
+    on each spot stays within the table's limits. A banker stake is a multiple of the commission's unit,
+    so that the commission is exact. Nobody backs both the player and the banker in one coup."
+    """
+    if spot not in SPOTS:
+        raise BadArgument("spot", f"Stake on 'player', 'banker' or 'tie'; got {spot!r}.")
+    if not _is_int(amount) or amount <= 0:
+        raise BadArgument("amount", f"A stake is a whole number of units above 0; got {amount!r}.")
+    opposite = OPPOSITE.get(spot)
+    if opposite and own_stakes.get(opposite, 0) > 0:
+        raise StakeRefused(
+            "spot",
+            f"You already back the {opposite} in this coup; the house does not take stakes on both the player "
+            "and the banker.",
+            backed=opposite,
+        )
+    unit = commission_unit(rules["commission_percent"]) if spot == BANKER else 1
+    # A banker total must stay a multiple of the unit, which moves the limits to the multiples inside them.
+    low = -(-rules["min_stake"] // unit) * unit
+    high = rules["max_stake"] // unit * unit
+    before = own_stakes.get(spot, 0)
+    total = before + amount
+    limits = {"min_stake": low, "max_stake": high, "total": total}
+    if total > high:
+        room = high - before
+        if not before:
+            advice = f"stake at most {high}."
+        elif room:
+            advice = f"you may add at most {room}."
+        else:
+            advice = "your stake there is already at the maximum."
+        raise StakeRefused(
+            "amount",
+            f"That would bring your stake on the {spot} to {total}, above {high}, the most the table takes "
+            f"on the {spot}; {advice}",
+            max_allowed=room,
+            **limits,
+        )
+    if total < low:
+        raise StakeRefused(
+            "amount", f"The least the table takes on the {spot} is {low}; got {total}.", **limits
+        )
+    if total % unit:
+        raise StakeRefused(
+            "amount",
+            f"A banker stake must be a multiple of {unit}, so that the {rules['commission_percent']}% commission "
+            f"is exact; {total} is not.",
+            multiple_of=unit,
+            **limits,
+        )
+    return total
+
+
+def stakes_closable(stakes: Mapping[str, Mapping[str, int]]) -> bool:
+    """"No more bets" needs at least one stake on the table: a coup nobody backs is not dealt."""
+    return any(amount > 0 for spots in stakes.values() for amount in spots.values())
+
+
+# --- settlement ------------------------------------------------------------------------------------
+
+def commission(amount: int, percent: int) -> int:
+    """"The house takes ``percent`` of what a winning banker stake wins." Exact: banker stakes are
+    multiples of ``commission_unit(percent)``."""
+    return amount * percent // 100
+
+
+@dataclass(frozen=True)
+class StakeResult:
+    """What one stake came to: won, lost or a push; what the house pays, what it takes back as commission."""
+
+    result: str
+    winnings: int
+    commission: int
+    amount: int
+
+    @property
+    def net(self) -> int:
+        """The player's gain (negative: loss) on this stake."""
+        if self.result == LOST:
+            return -self.amount
+        return self.winnings - self.commission
+
+
+def settle_stake(spot: str, amount: int, coup_outcome: str, rules: Mapping[str, Any]) -> StakeResult:
+    """"A stake on the winning hand is paid 1 to 1, a banker stake less the commission. A tie pays tie
+    stakes ``tie_pays`` to 1 and returns the player and banker stakes (a push). Every other stake is lost
+    to the house."""
+    if coup_outcome == TIE and spot != TIE:
+        return StakeResult(PUSH, 0, 0, amount)
+    if spot != coup_outcome:
+        return StakeResult(LOST, 0, 0, amount)
+    if spot == TIE:
+        return StakeResult(WON, amount * rules["tie_pays"], 0, amount)
+    fee = commission(amount, rules["commission_percent"]) if spot == BANKER else 0
+    return StakeResult(WON, amount, fee, amount)
+
+
+def settlement(
+    stakes: Mapping[str, Mapping[str, int]], coup_outcome: str, rules: Mapping[str, Any]
+) -> list[dict[str, Any]]:
+    """Who pays whom after a coup: the house banks every stake. ``stakes`` is player -> spot -> amount.
+
+    One payment per stake won ("stake won", the house to the player), per commission ("commission",
+    the player to the house) and per stake lost ("stake lost", the player to the house). A push moves
+    no money: stakes are promises until the coup is settled. Players in the order given, spots in the
+    order player, banker, tie.
+    """
+    payments: list[dict[str, Any]] = []
+    for name, spots in stakes.items():
+        for spot in SPOTS:
+            amount = spots.get(spot, 0)
+            if not amount:
+                continue
+            settled = settle_stake(spot, amount, coup_outcome, rules)
+            if settled.result == WON:
+                payments.append(_payment(HOUSE, name, settled.winnings, "stake won", spot))
+                if settled.commission:
+                    payments.append(_payment(name, HOUSE, settled.commission, "commission", spot))
+            elif settled.result == LOST:
+                payments.append(_payment(name, HOUSE, amount, "stake lost", spot))
+    return payments
+
+
+def _payment(payer: str, payee: str, amount: int, reason: str, spot: str) -> dict[str, Any]:
+    return {"payer": payer, "payee": payee, "amount": amount, "reason": reason, "spot": spot}
+
+
+def balances(payments: Sequence[Mapping[str, Any]]) -> dict[str, int]:
+    """Each account's gain from ``payments`` (received less paid); the gains always sum to zero."""
+    out: dict[str, int] = {}
+    for p in payments:
+        out[p["payer"]] = out.get(p["payer"], 0) - p["amount"]
+        out[p["payee"]] = out.get(p["payee"], 0) + p["amount"]
+    return out
