@@ -8,6 +8,7 @@ from flask import current_app
 from flask.views import MethodView
 from flask_smorest import Blueprint
 
+from api import http
 from api.schemas import RoundAuditSchema, RoundsPageSchema, RoundsQueryArgs, VerifySchema
 
 blp = Blueprint("audit", __name__, description="Rounds, round audits and whole-table verification.")
@@ -26,7 +27,7 @@ class Rounds(MethodView):
 
         Chemin de fer: a round is one coup. Card lottery: one stage-1 round, or the stage 2 of a game.
         """
-        return service().list_rounds(table_id, args.get("cursor"), args["limit"])
+        return http.cursor_page(service().list_rounds(table_id, http.after(args.get("cursor")), args["limit"]))
 
 
 @blp.route("/tables/<table_id>/rounds/<int:number>")

@@ -9,6 +9,7 @@ from typing import Any
 from flask import Flask, current_app, jsonify
 from werkzeug.exceptions import HTTPException
 
+from api.http import RequestRefused
 from domain.errors import DomainError
 from service.errors import (
     ConcurrentWrite,
@@ -50,10 +51,26 @@ def error_body(code: int, message: str, errors: dict[str, Any] | None = None, **
     return response
 
 
+def in_http_terms(exc: ServiceError) -> str:
+    """The service's message, with the header or the URL that the client uses for what it names."""
+    if isinstance(exc, VersionMismatch):
+        return (f'If-Match names version {exc.expected}, but the table is at version {exc.actual}; read the table '
+                "again and resend.")
+    if isinstance(exc, IdempotencyKeyReused):
+        return "This Idempotency-Key was already used with a different request body; use a new key."
+    if isinstance(exc, StoreUnavailable):
+        return exc.message.replace("the same idempotency key", "the same Idempotency-Key")
+    if isinstance(exc, DamagedLog):
+        return f"{exc.message} See GET /tables/{exc.table_id}/verify."
+    if isinstance(exc, (IndexIncomplete, IndexUnreadable)):
+        return f"{exc.message} See GET /tables/{exc.table_id}/events and /verify."
+    return exc.message
+
+
 def unavailable(exc: StoreUnavailable, message: str | None = None) -> Any:
     """503 with Retry-After: the store is down or busy; the reason goes to the log only."""
     current_app.logger.warning("event store unavailable: %s", exc.reason)
-    response = error_body(503, message or exc.message, retry_after=exc.retry_after)
+    response = error_body(503, message or in_http_terms(exc), retry_after=exc.retry_after)
     response.headers["Retry-After"] = str(exc.retry_after)
     return response
 
@@ -68,12 +85,16 @@ def register(app: Flask) -> None:
 
     @app.errorhandler(ServiceError)
     def service_error(exc: ServiceError) -> Any:
-        return error_body(SERVICE_STATUS.get(type(exc), 422), exc.message)
+        return error_body(SERVICE_STATUS.get(type(exc), 422), in_http_terms(exc))
 
     @app.errorhandler(DamagedLog)
     def damaged_log(exc: DamagedLog) -> Any:
-        return error_body(SERVICE_STATUS[DamagedLog], exc.message, damaged_version=exc.version,
+        return error_body(SERVICE_STATUS[DamagedLog], in_http_terms(exc), damaged_version=exc.version,
                           verify=f"/tables/{exc.table_id}/verify")
+
+    @app.errorhandler(RequestRefused)
+    def request_refused(exc: RequestRefused) -> Any:
+        return error_body(exc.status, exc.message, {exc.field: [exc.message]})
 
     @app.errorhandler(StoreUnreadable)
     def store_unreadable(exc: StoreUnreadable) -> Any:

@@ -9,6 +9,7 @@ from flask import Response, current_app, request, stream_with_context
 from flask.views import MethodView
 from flask_smorest import Blueprint
 
+from api import http
 from api.schemas import (
     CommandArgs,
     CommandResultSchema,
@@ -31,14 +32,6 @@ def service() -> Any:
     return current_app.extensions["zametano"]
 
 
-def if_match() -> str | None:
-    """``If-Match: "7"`` names the version the client last saw (a weak ``W/"7"`` counts the same)."""
-    value = request.headers.get("If-Match")
-    if value is None:
-        return None
-    return value.strip().removeprefix("W/").strip('"')
-
-
 @blp.route("/tables")
 class Tables(MethodView):
     @blp.arguments(ListTablesArgs, location="query")
@@ -49,7 +42,7 @@ class Tables(MethodView):
         Read from a read model kept up to date from the event log; page with `cursor` = the previous
         page's `next_cursor` (null on the last page).
         """
-        return service().list_tables(args.get("game"), args.get("cursor"), args["limit"])
+        return http.cursor_page(service().list_tables(args.get("game"), http.after(args.get("cursor")), args["limit"]))
 
     @blp.arguments(OpenTableArgs)
     @blp.response(201, OpenedTableSchema)
@@ -102,20 +95,13 @@ class Commands(MethodView):
         """Issue a game command.
 
         `player` is the actor; the rules say who may issue each command. `If-Match: "<version>"`
-        refuses with 409 unless the table is still at that version; a repeated `Idempotency-Key`
+        (or `W/"<version>"`) refuses with 409 unless the table is still at that version; a repeated `Idempotency-Key`
         with the same body returns the first response and appends nothing. The response is the
         receipt: the new head `version` and `digest`, the appended events, the new state, and
         `receipt`, the new head signed by the service (verify it with a key of GET /keys).
         """
         command, player = args.pop("command"), args.pop("player")
-        return service().execute(
-            table_id,
-            command,
-            player,
-            args,
-            if_match=if_match(),
-            idempotency_key=request.headers.get("Idempotency-Key"),
-        )
+        return service().execute(table_id, command, player, args, **http.command_preconditions())
 
 
 @blp.route("/tables/<table_id>/head")

@@ -41,7 +41,7 @@ from service.errors import (
 Clock = Callable[[], datetime]
 SeedSource = Callable[[], bytes]
 
-# A command without If-Match is re-decided on the fresh table when another write won the race:
+# A command that expects no particular version is re-decided on the fresh table when another write won the race:
 # the rules are checked again, so a retry can never record what the rules forbid.
 RETRIES = 5
 MAX_PAGE = 1000
@@ -134,11 +134,13 @@ class TablesService(Application):
         player: str,
         args: dict[str, Any],
         *,
-        if_match: str | None = None,
+        expected_version: int | None = None,
         idempotency_key: str | None = None,
     ) -> dict[str, Any]:
         """Runs one command and returns the receipt: new head version and digest, the appended events,
-        the state. Nothing is appended unless every event of the command is."""
+        the state. Nothing is appended unless every event of the command is. With ``expected_version`` the
+        command is refused unless the table is still at that version; a repeated ``idempotency_key`` with the
+        same command returns the first answer and appends nothing."""
         body_sha = hashlib.sha256(
             canonical_json({"command": command, "player": player, **args}).encode()
         ).hexdigest()
@@ -150,8 +152,8 @@ class TablesService(Application):
             table = self._get(table_id)
             first = table.version + 1
             try:
-                if if_match is not None and if_match != str(table.version):
-                    raise VersionMismatch(if_match, table.version)
+                if expected_version is not None and expected_version != table.version:
+                    raise VersionMismatch(expected_version, table.version)
                 table.handle(command, player, args, self.clock(), self.new_seed)
             except (DomainError, VersionMismatch):
                 # The same key may have been recorded since it was looked up (a repeat that arrived while the
@@ -181,7 +183,7 @@ class TablesService(Application):
                     earlier = self._earlier_response(table_id, idempotency_key, body_sha)
                     if earlier is not None:
                         return earlier
-                if if_match is not None or attempt == RETRIES - 1:
+                if expected_version is not None or attempt == RETRIES - 1:
                     raise ConcurrentWrite() from None
                 continue
             return {
@@ -219,7 +221,7 @@ class TablesService(Application):
         self, table_id: str, version: int | None = None, at: datetime | None = None
     ) -> dict[str, Any]:
         if (version is None) == (at is None):
-            raise BadArgument("version", "Give exactly one of 'version' (a version number) or 'at' (an RFC 3339 time).")
+            raise BadArgument("version", "Give exactly one of 'version' (a version number) or 'at' (a moment).")
         if version is not None:
             return self.state_at_version(table_id, version)
         assert at is not None
@@ -237,7 +239,7 @@ class TablesService(Application):
         """The state after the last event with timestamp <= ``moment``. Timestamps of a table strictly
         increase with its versions, so a binary search reads about log2(n) single events, never the log."""
         if moment.tzinfo is None:
-            raise BadArgument("at", "'at' must carry a UTC offset, e.g. 2026-11-29T20:15:03.123456+00:00.")
+            raise BadArgument("at", "A moment must carry its UTC offset.")
         head = self._get(table_id)
         if head.modified_on <= moment:
             return self._historic_state(table_id, head.version)
@@ -279,10 +281,11 @@ class TablesService(Application):
                 return
             after = events[-1].originator_version
 
-    def list_tables(self, game: str | None = None, cursor: str | None = None, limit: int = 50) -> dict[str, Any]:
-        """Tables in the order they were opened, from the read model (caught up from the log first)."""
+    def list_tables(self, game: str | None = None, after: int = 0, limit: int = 50) -> dict[str, Any]:
+        """Tables in the order they were opened, from the read model (caught up from the log first); a page
+        starts after the position ``after``, the ``next_after`` of the page before."""
         self.index.catch_up()
-        after = _cursor(cursor)
+        after = min(max(after, 0), MAX_NUMBER)
         limit = max(1, min(limit, MAX_PAGE))
         rows = self.index.view.list_tables(game, after, limit + 1)
         more = len(rows) > limit
@@ -293,22 +296,22 @@ class TablesService(Application):
                                    "index_error")}
                 for r in rows
             ],
-            "next_cursor": str(rows[-1]["seq"]) if more else None,
+            "next_after": rows[-1]["seq"] if more else None,
         }
 
-    def list_rounds(self, table_id: str, cursor: str | None = None, limit: int = 50) -> dict[str, Any]:
-        """A table's finished rounds, oldest first; ``index_error`` says where the list stops if the read model
-        could not index the whole table."""
+    def list_rounds(self, table_id: str, after: int = 0, limit: int = 50) -> dict[str, Any]:
+        """A table's finished rounds after round ``after``, oldest first; ``index_error`` says where the list
+        stops if the read model could not index the whole table."""
         self._known(table_id)
         self.index.catch_up()
-        after = _cursor(cursor)
+        after = min(max(after, 0), MAX_NUMBER)
         limit = max(1, min(limit, MAX_PAGE))
         rows = self.index.view.list_rounds(str(self._uuid(table_id)), after, limit + 1)
         more = len(rows) > limit
         rows = rows[:limit]
         return {
             "rounds": [{k: v for k, v in r.items() if k != "table_id"} for r in rows],
-            "next_cursor": str(rows[-1]["round"]) if more else None,
+            "next_after": rows[-1]["round"] if more else None,
             "index_error": self.index_error(table_id),
         }
 
@@ -572,14 +575,3 @@ def event_dict(event: Any) -> dict[str, Any]:
     """An event as the events API shows it: the envelope, the data, never an unrevealed seed."""
     return event.public()
 
-
-def _cursor(cursor: str | None) -> int:
-    if cursor in (None, ""):
-        return 0
-    try:
-        value = int(cursor)  # type: ignore[arg-type]
-    except ValueError:
-        raise BadArgument("cursor", "'cursor' is the 'next_cursor' of the previous page.") from None
-    if not 0 <= value <= MAX_NUMBER:
-        raise BadArgument("cursor", "'cursor' is the 'next_cursor' of the previous page.")
-    return value

@@ -23,13 +23,14 @@ class NotFoundInHistory(ServiceError):
 
 
 class VersionMismatch(ServiceError):
-    """If-Match named a version that is not the table's head."""
+    """The command expected the table at a version that is no longer its head."""
 
-    def __init__(self, expected: str, actual: int) -> None:
+    def __init__(self, expected: int, actual: int) -> None:
         super().__init__(
-            f"If-Match names version {expected}, but the table is at version {actual}; "
-            "read the table again and resend."
+            f"The command expected version {expected} of the table, but the table is at version {actual}; "
+            "read the table again and decide anew."
         )
+        self.expected = expected
         self.actual = actual
 
 
@@ -40,7 +41,7 @@ class ConcurrentWrite(ServiceError):
 
 class IdempotencyKeyReused(ServiceError):
     def __init__(self) -> None:
-        super().__init__("This Idempotency-Key was already used with a different request body; use a new key.")
+        super().__init__("This idempotency key was already used with a different command; use a new key.")
 
 
 class DamagedLog(ServiceError):
@@ -51,7 +52,7 @@ class DamagedLog(ServiceError):
     def __init__(self, table_id: str, detail: str, version: int | None = None) -> None:
         super().__init__(
             f"The stored history of table '{table_id}' is damaged: {detail}. Nothing can be read or recorded "
-            f"past the damage; GET /tables/{table_id}/verify lists every problem with its version."
+            "past the damage; the table's verification lists every problem with its version."
         )
         self.table_id = table_id
         self.detail = detail
@@ -64,9 +65,10 @@ class IndexIncomplete(ServiceError):
     def __init__(self, table_id: str, index_error: dict[str, Any], asked: str) -> None:
         super().__init__(
             f"{asked} is not in the read model, which could not index table '{table_id}' at version "
-            f"{index_error['version']}: {index_error['message']}. The table's events are still served by "
-            "/events and checked by /verify."
+            f"{index_error['version']}: {index_error['message']}. The table's events can still be read and "
+            "verified."
         )
+        self.table_id = table_id
         self.index_error = index_error
 
 
@@ -75,9 +77,10 @@ class IndexUnreadable(ServiceError):
 
     def __init__(self, table_id: str, reason: str) -> None:
         super().__init__(
-            f"The read model's rows of table '{table_id}' cannot be read ({reason}); the table's events are "
-            "still served by /events and checked by /verify."
+            f"The read model's rows of table '{table_id}' cannot be read ({reason}); the table's events can "
+            "still be read and verified."
         )
+        self.table_id = table_id
 
 
 class StoreUnreadable(ConfigError):
@@ -93,7 +96,7 @@ class StoreUnavailable(ServiceError):
         super().__init__(
             "The event store is not reachable right now; try again in a few seconds. A command answered "
             "this way may or may not have been recorded: read the table, or resend it with the same "
-            "Idempotency-Key, before repeating it."
+            "idempotency key, before repeating it."
         )
         self.reason = reason  # for the log, never for the client
         self.retry_after = retry_after

@@ -108,8 +108,21 @@ def test_a_command_to_an_unknown_table_is_a_404(client):
 
 
 def test_if_match_with_a_stale_version_is_a_409_and_the_head_is_accepted(play):
-    assert_error(play.command("draw_seats", "anna", headers={"If-Match": '"7"'}), 409, "version 1")
+    assert_error(play.command("draw_seats", "anna", headers={"If-Match": '"7"'}), 409,
+                 "If-Match names version 7, but the table is at version 1")
     assert play.command("draw_seats", "anna", headers={"If-Match": '"1"'}).status_code == 200
+
+
+@pytest.mark.parametrize("tag", ['W/"1"', "1", "*", ' "1" '])
+def test_if_match_takes_a_weak_tag_a_bare_number_or_a_star(play, tag):
+    assert play.command("draw_seats", "anna", headers={"If-Match": tag}).status_code == 200
+
+
+@pytest.mark.parametrize("tag", ["x", '"1", "2"', '"-1"', '"1.0"', 'W/"', '"99999999999999999999"', '"1'])
+def test_an_if_match_that_names_no_single_version_is_a_400_and_changes_nothing(play, tag):
+    body = assert_error(play.command("draw_seats", "anna", headers={"If-Match": tag}), 400, 'e.g. "7" or W/"7"')
+    assert list(body["errors"]) == ["If-Match"]
+    assert play.state()["version"] == 1
 
 
 def test_a_repeated_idempotency_key_returns_the_first_response(play):

@@ -31,12 +31,12 @@ def played(service, game="chemin-de-fer", commands=250, seed=3, **rules):
 
 
 def all_rounds(service, table_id):
-    rounds, cursor = [], None
+    rounds, after = [], 0
     while True:
-        page = service.list_rounds(table_id, cursor, limit=7)
+        page = service.list_rounds(table_id, after, limit=7)
         rounds += page["rounds"]
-        cursor = page["next_cursor"]
-        if cursor is None:
+        after = page["next_after"]
+        if after is None:
             return rounds
 
 
@@ -217,12 +217,12 @@ def test_the_listing_pages_tables_in_opening_order_and_filters_by_game(service):
     for i in range(5):
         opened.append(service.open_table("chemin-de-fer", PLAYERS, {})["table_id"])
         opened.append(service.open_table("card-lottery", LOTTERY, {}, banker="olga", dealer="ivan")["table_id"])
-    seen, cursor = [], None
+    seen, after = [], 0
     while True:
-        page = service.list_tables(cursor=cursor, limit=3)
+        page = service.list_tables(after=after, limit=3)
         seen += [t["table_id"] for t in page["tables"]]
-        cursor = page["next_cursor"]
-        if cursor is None:
+        after = page["next_after"]
+        if after is None:
             break
     assert seen == opened
     lottery = service.list_tables(game="card-lottery", limit=100)["tables"]

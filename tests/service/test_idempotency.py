@@ -19,10 +19,10 @@ def seatings(service, table_id):
     return sum(e["type"] == "SeatsDrawn" for e in service.events_page(table_id, limit=1000)["events"])
 
 
-@pytest.mark.parametrize("if_match", [None, "1"])
-def test_a_repeat_that_reads_the_table_after_the_first_commits_gets_the_first_response(service, monkeypatch, if_match):
+@pytest.mark.parametrize("expected_version", [None, 1])
+def test_a_repeat_that_reads_the_table_after_the_first_commits_gets_the_first_response(service, monkeypatch, expected_version):
     """The repeat looks for the key before the first request commits and reads the table after: the command
-    is no longer legal there (or If-Match no longer names the head), yet it was recorded under this key."""
+    is no longer legal there (or the version it expected is no longer the head), yet it was recorded under this key."""
     table_id = service.open_table("chemin-de-fer", PLAYERS, {})["table_id"]
     look_up = service._earlier_response
     first: list[dict] = []
@@ -31,11 +31,11 @@ def test_a_repeat_that_reads_the_table_after_the_first_commits_gets_the_first_re
         found = look_up(*args)
         if not first:
             first.append({})  # the first request, in flight: it commits now
-            first[0] = service.execute(table_id, "draw_seats", "anna", {}, if_match=if_match, idempotency_key="k")
+            first[0] = service.execute(table_id, "draw_seats", "anna", {}, expected_version=expected_version, idempotency_key="k")
         return found
 
     monkeypatch.setattr(service, "_earlier_response", first_commits_right_after_the_repeat_looked)
-    again = service.execute(table_id, "draw_seats", "anna", {}, if_match=if_match, idempotency_key="k")
+    again = service.execute(table_id, "draw_seats", "anna", {}, expected_version=expected_version, idempotency_key="k")
     assert again == first[0]
     assert seatings(service, table_id) == 1
 
@@ -44,7 +44,7 @@ def test_a_refusal_for_a_key_never_recorded_is_still_a_refusal(service):
     table_id = service.open_table("chemin-de-fer", PLAYERS, {})["table_id"]
     service.execute(table_id, "draw_seats", "anna", {}, idempotency_key="first")
     with pytest.raises(VersionMismatch):
-        service.execute(table_id, "draw_seats", "anna", {}, if_match="1", idempotency_key="second")
+        service.execute(table_id, "draw_seats", "anna", {}, expected_version=1, idempotency_key="second")
 
 
 def race(services, table_id, key):

@@ -9,7 +9,17 @@ from datetime import datetime, timedelta
 import pytest
 
 from domain.errors import BadArgument, IllegalDraw, NotAllowedNow, StakeAboveBank, UnknownCommand
-from service.errors import ConcurrentWrite, IdempotencyKeyReused, NotFoundInHistory, TableNotFound, VersionMismatch
+from service.errors import (
+    ConcurrentWrite,
+    DamagedLog,
+    IdempotencyKeyReused,
+    IndexIncomplete,
+    IndexUnreadable,
+    NotFoundInHistory,
+    StoreUnavailable,
+    TableNotFound,
+    VersionMismatch,
+)
 from tests.helpers import pick, stacked_shoe
 
 PLAYERS = ["anna", "boris", "vera"]
@@ -164,11 +174,11 @@ def test_an_unknown_table_is_not_found(service):
             service.execute(table_id, "draw_seats", "anna", {})
 
 
-def test_if_match_refuses_a_stale_version_and_accepts_the_head(service):
+def test_an_expected_version_refuses_a_stale_table_and_accepts_the_head(service):
     table_id = open_table(service)
-    with pytest.raises(VersionMismatch, match="at version 1"):
-        service.execute(table_id, "draw_seats", "anna", {}, if_match="0")
-    result = service.execute(table_id, "draw_seats", "anna", {}, if_match="1")
+    with pytest.raises(VersionMismatch, match="expected version 0 of the table, but the table is at version 1"):
+        service.execute(table_id, "draw_seats", "anna", {}, expected_version=0)
+    result = service.execute(table_id, "draw_seats", "anna", {}, expected_version=1)
     assert result["version"] > 1
 
 
@@ -206,7 +216,7 @@ def test_a_command_that_loses_a_race_is_decided_again_on_the_fresh_table(make_se
     assert [e["data"] for e in events if e["type"] == "StakePlaced"] == [{"player": first, "amount": 60}]
 
 
-def test_a_race_lost_under_if_match_is_a_conflict(make_service, shared_store):
+def test_a_race_lost_while_expecting_a_version_is_a_conflict(make_service, shared_store):
     winner = make_service()
     table_id = open_table(winner)
 
@@ -219,7 +229,7 @@ def test_a_race_lost_under_if_match_is_a_conflict(make_service, shared_store):
     racing_clock.calls = 0
     loser = make_service(clock=racing_clock)
     with pytest.raises(ConcurrentWrite):
-        loser.execute(table_id, "draw_seats", "anna", {}, if_match="1")
+        loser.execute(table_id, "draw_seats", "anna", {}, expected_version=1)
     events = winner.events_page(table_id, limit=1000)["events"]
     assert sum(e["type"] == "SeatsDrawn" for e in events) == 1
 
@@ -240,3 +250,17 @@ def test_a_table_survives_a_restart_of_the_service(make_service, shared_store):
     first.close()
     second = make_service()
     assert second.current_state(table_id) == states[max(states)]
+
+
+def test_the_service_speaks_of_versions_keys_and_checks_never_of_headers_or_urls():
+    errors = [
+        VersionMismatch(7, 9),
+        IdempotencyKeyReused(),
+        DamagedLog("t-1", "version 3 is missing", 3),
+        IndexIncomplete("t-1", {"version": 3, "message": "m"}, "Round 1"),
+        IndexUnreadable("t-1", "r"),
+        StoreUnavailable("down"),
+    ]
+    assert "expected version 7 of the table, but the table is at version 9" in errors[0].message
+    for error in errors:
+        assert not any(word in error.message for word in ("If-Match", "Idempotency-Key", "/tables", "GET ")), error
