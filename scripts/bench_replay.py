@@ -35,12 +35,12 @@ TIMESTAMP_SAMPLE = 200
 
 def finished_rounds(service: TablesService, table_id: str) -> list[int]:
     numbers: list[int] = []
-    cursor = None
+    after = 0
     while True:
-        page = service.list_rounds(table_id, cursor=cursor, limit=1000)
+        page = service.list_rounds(table_id, after, limit=1000)
         numbers += [r["round"] for r in page["rounds"]]
-        cursor = page["next_cursor"]
-        if cursor is None:
+        after = page["next_after"]
+        if after is None:
             return numbers
 
 
