@@ -1,8 +1,10 @@
 """The eventsourcing Application for tables: one method per use, each its own transaction.
 
 Commands: ``open_table`` and ``execute`` (which routes a command to the table aggregate). Queries:
-``current_state``, ``state_at_version``, ``state_at_moment``, ``events_page``, ``iter_events``, ``head``.
-Every command's result and ``head`` carry a receipt signed by the service's key (service/signing.py).
+``current_state``, ``state_at_version``, ``state_at_moment``, ``events_page``, ``iter_events``, ``head``,
+the read model's listings, and the audits (service/audit.py), which read the table through the small
+TableHistory interface this class implements (service/history.py). Every command's result and ``head``
+carry a receipt signed by the service's key (service/signing.py).
 """
 
 from __future__ import annotations
@@ -92,7 +94,10 @@ class TablesService(Application):
         new_seed: SeedSource = fresh_seed,
         env: dict[str, str] | None = None,
         signer: Signer | None = None,
+        follow: bool = False,
     ) -> None:
+        """``follow``: keep the read model up to date in a background thread (a server does; tests and tools
+        without it have each query index what it needs first). close() stops the thread."""
         # The key first: a key that cannot be used stops start-up before the store is touched.
         if signer is None:
             signer = load_signer(settings) if settings is not None else Signer.in_memory()
@@ -107,6 +112,8 @@ class TablesService(Application):
             self.clock = clock
             self.new_seed = new_seed
             self.index = Indexer(self, ROUND_MARKS)
+            if follow:
+                self.index.follow()
         except BaseException:
             # built halfway (the database went away): close the connection pool it may have opened
             if getattr(self, "factory", None) is not None:
@@ -117,6 +124,22 @@ class TablesService(Application):
         factory = super().construct_factory(env)
         store.harden(factory, self.statement_timeout)
         return factory
+
+    def construct_repository(self) -> Any:
+        repository = super().construct_repository()
+        repository.event_store = _FromItsHead(self.events)  # type: ignore[assignment]
+        return repository
+
+    def close(self) -> None:
+        # The follower first: it reads and writes through the connections the factory is about to close.
+        if getattr(self, "index", None) is not None:
+            self.index.close()
+        super().close()
+
+    def _notify(self, recordings: list[Any]) -> None:
+        # eventsourcing calls this after every save: the follower indexes this process's events at once,
+        # without waiting for its next look at the log (SQLite's poll).
+        self.index.nudge()
 
     # --- commands ----------------------------------------------------------------------------------
 
@@ -141,15 +164,12 @@ class TablesService(Application):
         the state. Nothing is appended unless every event of the command is. With ``expected_version`` the
         command is refused unless the table is still at that version; a repeated ``idempotency_key`` with the
         same command returns the first answer and appends nothing."""
-        body_sha = hashlib.sha256(
-            canonical_json({"command": command, "player": player, **args}).encode()
-        ).hexdigest()
-        if idempotency_key is not None:
-            earlier = self._earlier_response(table_id, idempotency_key, body_sha)
-            if earlier is not None:
-                return earlier
+        body_sha = hashlib.sha256(canonical_json({"command": command, "player": player, **args}).encode()).hexdigest()
+        earlier = self._earlier(table_id, idempotency_key, body_sha)
+        if earlier is not None:
+            return earlier
         for attempt in range(RETRIES):
-            table = self._get(table_id)
+            table = self.table(table_id)
             first = table.version + 1
             try:
                 if expected_version is not None and expected_version != table.version:
@@ -158,42 +178,25 @@ class TablesService(Application):
             except (DomainError, VersionMismatch):
                 # The same key may have been recorded since it was looked up (a repeat that arrived while the
                 # first was in flight reads the table after the first's commit): its response, not a refusal.
-                if idempotency_key is not None:
-                    earlier = self._earlier_response(table_id, idempotency_key, body_sha)
-                    if earlier is not None:
-                        return earlier
+                earlier = self._earlier(table_id, idempotency_key, body_sha)
+                if earlier is not None:
+                    return earlier
                 raise
             appended = list(table.pending_events)
-            to_save: list[Aggregate] = [table]
-            if idempotency_key is not None:
-                to_save.append(
-                    IdempotencyRecord._create(
-                        IdempotencyRecord.Created,
-                        id=IdempotencyRecord.id_for(table_id, idempotency_key),
-                        table_id=table_id,
-                        body_sha256=body_sha,
-                        first_version=first,
-                        last_version=table.version,
-                    )
-                )
             try:
-                self.save(*to_save)
+                self.save(table, *_records(table_id, idempotency_key, body_sha, first, table.version))
             except IntegrityError:
-                if idempotency_key is not None:
-                    earlier = self._earlier_response(table_id, idempotency_key, body_sha)
-                    if earlier is not None:
-                        return earlier
+                earlier = self._earlier(table_id, idempotency_key, body_sha)
+                if earlier is not None:
+                    return earlier
                 if expected_version is not None or attempt == RETRIES - 1:
                     raise ConcurrentWrite() from None
                 continue
-            return {
-                "version": table.version,
-                "digest": table.head,
-                "events": [event_dict(e) for e in appended],
-                "state": self._state(table),
-                "receipt": self._receipt(table),
-            }
+            return self._result(table, appended)
         raise AssertionError("unreachable")  # pragma: no cover
+
+    def _earlier(self, table_id: str, key: str | None, body_sha: str) -> dict[str, Any] | None:
+        return None if key is None else self._earlier_response(table_id, key, body_sha)
 
     def _earlier_response(self, table_id: str, key: str, body_sha: str) -> dict[str, Any] | None:
         try:
@@ -202,12 +205,15 @@ class TablesService(Application):
             return None
         if record.body_sha256 != body_sha:
             raise IdempotencyKeyReused()
-        table = self._get(table_id, version=record.last_version)
+        table = self.table(table_id, version=record.last_version)
         events = self.events.get(self._uuid(table_id), gt=record.first_version - 1, lte=record.last_version)
+        return self._result(table, list(events))
+
+    def _result(self, table: Table, appended: list[Any]) -> dict[str, Any]:
         return {
             "version": table.version,
             "digest": table.head,
-            "events": [event_dict(e) for e in events],
+            "events": [event_dict(e) for e in appended],
             "state": self._state(table),
             "receipt": self._receipt(table),
         }
@@ -215,7 +221,7 @@ class TablesService(Application):
     # --- queries -----------------------------------------------------------------------------------
 
     def current_state(self, table_id: str) -> dict[str, Any]:
-        return self._state(self._get(table_id))
+        return self._state(self.table(table_id))
 
     def historic_state(
         self, table_id: str, version: int | None = None, at: datetime | None = None
@@ -230,19 +236,19 @@ class TablesService(Application):
     def state_at_version(self, table_id: str, version: int) -> dict[str, Any]:
         """The state exactly as the table showed it when ``version`` was its head (DESIGN.md: the
         repository's versioned get, from the nearest snapshot, so the cost does not grow with history)."""
-        head = self._get(table_id).version
+        head = self.table(table_id).version
         if not 1 <= version <= head:
             raise NotFoundInHistory(f"Table '{table_id}' has versions 1 to {head}; there is no version {version}.")
-        return self._historic_state(table_id, version)
+        return self.state_at(table_id, version)
 
     def state_at_moment(self, table_id: str, moment: datetime) -> dict[str, Any]:
         """The state after the last event with timestamp <= ``moment``. Timestamps of a table strictly
         increase with its versions, so a binary search reads about log2(n) single events, never the log."""
         if moment.tzinfo is None:
             raise BadArgument("at", "A moment must carry its UTC offset.")
-        head = self._get(table_id)
+        head = self.table(table_id)
         if head.modified_on <= moment:
-            return self._historic_state(table_id, head.version)
+            return self.state_at(table_id, head.version)
         low, high = 0, head.version  # invariant: event `low` is at or before the moment, `high` after
         while high - low > 1:
             mid = (low + high) // 2
@@ -255,10 +261,10 @@ class TablesService(Application):
                 f"Table '{table_id}' did not exist at {format_timestamp(moment)}; "
                 f"it was opened at {format_timestamp(self._event(table_id, 1).timestamp)}."
             )
-        return self._historic_state(table_id, low)
+        return self.state_at(table_id, low)
 
     def events_page(self, table_id: str, after: int = 0, limit: int = 100) -> dict[str, Any]:
-        self._known(table_id)  # not the table's state: a log with damage further on still pages up to it
+        self.require_table(table_id)  # not the table's state: a log with damage further on still pages up to it
         limit = max(1, min(limit, MAX_PAGE))
         after = min(max(after, 0), MAX_NUMBER)
         stored = self.recorder.select_events(self._uuid(table_id), gt=after, limit=limit + 1)
@@ -271,10 +277,10 @@ class TablesService(Application):
 
     def iter_events(self, table_id: str, after: int = 0, batch: int = 500) -> Iterator[dict[str, Any]]:
         """The whole log from ``after`` on, read in batches so a long table streams in bounded memory."""
-        self._known(table_id)
+        self.require_table(table_id)
         after = min(max(after, 0), MAX_NUMBER)
         while True:
-            events = self._read(table_id, gt=after, limit=batch)
+            events = self.read_events(table_id, after=after, limit=batch)
             for e in events:
                 yield event_dict(e)
             if len(events) < batch:
@@ -282,9 +288,9 @@ class TablesService(Application):
             after = events[-1].originator_version
 
     def list_tables(self, game: str | None = None, after: int = 0, limit: int = 50) -> dict[str, Any]:
-        """Tables in the order they were opened, from the read model (caught up from the log first); a page
-        starts after the position ``after``, the ``next_after`` of the page before."""
-        self.index.catch_up()
+        """Tables in the order they were opened, from the read model (up to date with the log); a page starts
+        after the position ``after``, the ``next_after`` of the page before."""
+        self.index.bring_up_to_date()
         after = min(max(after, 0), MAX_NUMBER)
         limit = max(1, min(limit, MAX_PAGE))
         rows = self.index.view.list_tables(game, after, limit + 1)
@@ -302,8 +308,8 @@ class TablesService(Application):
     def list_rounds(self, table_id: str, after: int = 0, limit: int = 50) -> dict[str, Any]:
         """A table's finished rounds after round ``after``, oldest first; ``index_error`` says where the list
         stops if the read model could not index the whole table."""
-        self._known(table_id)
-        self.index.catch_up()
+        self.require_table(table_id)
+        self.index.bring_up_to_date()
         after = min(max(after, 0), MAX_NUMBER)
         limit = max(1, min(limit, MAX_PAGE))
         rows = self.index.view.list_rounds(str(self._uuid(table_id)), after, limit + 1)
@@ -315,13 +321,9 @@ class TablesService(Application):
             "index_error": self.index_error(table_id),
         }
 
-    def index_error(self, table_id: str) -> dict[str, Any] | None:
-        """Where and why the read model stopped indexing this table, or None if it holds all of it."""
-        uuid = str(self._uuid(table_id))
-        row = self.index.view.get_tables([uuid]).get(uuid)
-        if row is None:
-            return {"version": 1, "message": "the read model holds nothing of this table yet"}
-        return row["index_error"]
+    def read_model_status(self) -> dict[str, Any]:
+        """How far the read model is behind the log (``lag``, in events) and whether a follower keeps it up."""
+        return self.index.status()
 
     def round_audit(self, table_id: str, number: int) -> dict[str, Any]:
         """One finished round with its record and checks (service/audit.py)."""
@@ -372,13 +374,80 @@ class TablesService(Application):
         """Raises StoreUnavailable unless the event store answers within a couple of seconds."""
         store.ping(self)
 
-    # --- helpers -----------------------------------------------------------------------------------
+    # --- what the audits read (service/history.py) ---------------------------------------------------
 
-    def _known(self, table_id: str) -> None:
+    def require_table(self, table_id: str) -> None:
         """Raises TableNotFound unless the table has a stored event (one read of one raw row: a table whose
         first rows were deleted or damaged still exists, so that its audit can say what is wrong)."""
         if not self.recorder.select_events(self._uuid(table_id), limit=1):
             raise TableNotFound(table_id)
+
+    def stored_rows(
+        self, table_id: str, after: int, upto: int | None = None, limit: int | None = None
+    ) -> list[tuple[int, TableEvent | None]]:
+        """Stored rows after a version, each with its event, or None where the stored form cannot be read (it
+        was altered or damaged). Rows are read as stored and decoded one by one, so one bad row hides no other."""
+        rows: list[tuple[int, TableEvent | None]] = []
+        for stored in self.recorder.select_events(self._uuid(table_id), gt=after, lte=upto, limit=limit):
+            try:
+                event = self.mapper.to_domain_event(stored)
+                event.public()  # type: ignore[attr-defined] - a field missing from the stored form shows here
+                if not isinstance(event, TableEvent):
+                    raise TypeError(type(event).__name__)
+            except Exception:  # noqa: BLE001 - any failure to decode a stored event is what an auditor must hear of
+                event = None
+            rows.append((stored.originator_version, event))
+        return rows
+
+    def read_events(
+        self, table_id: str, *, after: int = 0, upto: int | None = None, limit: int | None = None,
+        newest_first: bool = False,
+    ) -> list[TableEvent]:
+        """Stored events of a table, decoded; a row that cannot be read is a DamagedLog naming its version."""
+        rows = self.recorder.select_events(self._uuid(table_id), gt=after, lte=upto, desc=newest_first, limit=limit)
+        return self._decoded(table_id, rows)
+
+    def snapshot_version(self, table_id: str) -> int | None:
+        if self.snapshots is None:
+            return None
+        found = self.snapshots.recorder.select_events(self._uuid(table_id), desc=True, limit=1)
+        return found[0].originator_version if found else None
+
+    def state_at(self, table_id: str, version: int) -> dict[str, Any]:
+        """The state the table showed when ``version`` was its head, with ``as_of``; DamagedLog where the
+        stored history cannot give it."""
+        table = self.table(table_id, version=version)
+        state = self._state(table)
+        following = self.read_events(table_id, after=version, upto=version + 1)
+        if following and following[0].command == table.commands:  # type: ignore[attr-defined]
+            state["expects"] = []  # between two events of one command nothing is expected
+        state["as_of"] = {"version": version, "timestamp": format_timestamp(table.modified_on)}
+        return state
+
+    def index_caught_up(self) -> None:
+        self.index.bring_up_to_date()
+
+    def indexed_table(self, table_id: str) -> dict[str, Any] | None:
+        uuid = str(self._uuid(table_id))
+        return self.index.view.get_tables([uuid]).get(uuid)
+
+    def indexed_round(self, table_id: str, number: int) -> dict[str, Any] | None:
+        if not 1 <= number <= MAX_NUMBER:  # a larger number cannot exist, and would overflow a database integer
+            return None
+        rows = self.index.view.list_rounds(str(self._uuid(table_id)), number - 1, 1)
+        return rows[0] if rows and rows[0]["round"] == number else None
+
+    def indexed_shoes(self, table_id: str, numbers: list[int]) -> list[dict[str, Any]]:
+        return self.index.view.get_shoes(str(self._uuid(table_id)), numbers)
+
+    def index_error(self, table_id: str) -> dict[str, Any] | None:
+        """Where and why the read model stopped indexing this table, or None if it holds all of it."""
+        row = self.indexed_table(table_id)
+        if row is None:
+            return {"version": 1, "message": "the read model holds nothing of this table yet"}
+        return row["index_error"]
+
+    # --- helpers -----------------------------------------------------------------------------------
 
     def _uuid(self, table_id: str) -> UUID:
         try:
@@ -386,7 +455,7 @@ class TablesService(Application):
         except ValueError:
             raise TableNotFound(table_id) from None
 
-    def _get(self, table_id: str, version: int | None = None) -> Table:
+    def table(self, table_id: str, version: int | None = None) -> Table:
         """The table at its head or at a version, from the cache or the nearest snapshot and the events after
         it. A stored history that cannot give it (a version missing, a row that cannot be read, a snapshot
         ahead of the log) is a DamagedLog, never a table silently built from part of its history."""
@@ -440,14 +509,6 @@ class TablesService(Application):
             except KeyError:
                 pass
 
-    def construct_repository(self) -> Any:
-        repository = super().construct_repository()
-        repository.event_store = _FromItsHead(self.events)  # type: ignore[assignment]
-        return repository
-
-    def _read(self, table_id: str, **query: Any) -> list[TableEvent]:
-        """Stored events of a table, decoded; a row that cannot be read is a DamagedLog naming its version."""
-        return self._decoded(table_id, self.recorder.select_events(self._uuid(table_id), **query))
 
     def _decoded(self, table_id: str, rows: list[Any]) -> list[TableEvent]:
         events = []
@@ -464,19 +525,10 @@ class TablesService(Application):
         return events  # type: ignore[return-value]
 
     def _event(self, table_id: str, version: int) -> TableEvent:
-        found = self._read(table_id, gt=version - 1, lte=version)
+        found = self.read_events(table_id, after=version - 1, upto=version)
         if not found:
             raise DamagedLog(table_id, f"version {version} is missing from the log", version)
         return found[0]
-
-    def _historic_state(self, table_id: str, version: int) -> dict[str, Any]:
-        table = self._get(table_id, version=version)
-        state = self._state(table)
-        following = self._read(table_id, gt=version, lte=version + 1)
-        if following and following[0].command == table.commands:  # type: ignore[attr-defined]
-            state["expects"] = []  # between two events of one command nothing is expected
-        state["as_of"] = {"version": version, "timestamp": format_timestamp(table.modified_on)}
-        return state
 
     def _receipt(self, table: Table) -> dict[str, Any]:
         # The head event's own timestamp, not the signing time: re-signing a head gives the same receipt.
@@ -569,6 +621,17 @@ def _gap_detail(found: int, expected: int) -> str:
         missing = f"version {expected} is" if found == expected + 1 else f"versions {expected} to {found - 1} are"
         return f"{missing} missing: the log goes from {expected - 1} to {found}"
     return f"version {found} comes where {expected} was expected: the log is out of order"
+
+
+def _records(table_id: str, key: str | None, body_sha: str, first: int, last: int) -> list[IdempotencyRecord]:
+    """What a keyed command saves with its events: which versions it appended, under its key."""
+    if key is None:
+        return []
+    record = IdempotencyRecord._create(
+        IdempotencyRecord.Created, id=IdempotencyRecord.id_for(table_id, key), table_id=table_id,
+        body_sha256=body_sha, first_version=first, last_version=last,
+    )
+    return [record]
 
 
 def event_dict(event: Any) -> dict[str, Any]:

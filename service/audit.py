@@ -16,13 +16,13 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable, Iterator
 from typing import Any
-from uuid import UUID
 
 from domain.chain import digest, format_timestamp
 from domain.errors import DomainError
 from domain.shuffle import ALGORITHM, shoe_order
 from domain.table import Table, TableEvent
 from service.errors import DamagedLog, IndexIncomplete, NotFoundInHistory, ServiceError
+from service.history import TableHistory
 
 ACCOUNTS = ("house", "pot", "kitty")
 
@@ -390,32 +390,16 @@ def _totals(state: dict[str, Any] | None) -> dict[str, int]:
 # --- the two audits the service offers ------------------------------------------------------------
 
 
-def read_rows(service: Any, uuid: UUID, after: int, upto: int | None = None, limit: int | None = None) -> list[tuple[int, TableEvent | None]]:
-    """Stored rows after a version, each with its event, or None where the stored form cannot be read (it was
-    altered or damaged). Rows are read as stored and decoded one by one, so one bad row hides no other."""
-    rows: list[tuple[int, TableEvent | None]] = []
-    for stored in service.recorder.select_events(uuid, gt=after, lte=upto, limit=limit):
-        try:
-            event = service.mapper.to_domain_event(stored)
-            event.public()  # a field missing from the stored form shows here
-            if not isinstance(event, TableEvent):
-                raise TypeError(type(event).__name__)
-        except Exception:  # noqa: BLE001 - any failure to decode a stored event is what an auditor must hear of
-            event = None
-        rows.append((stored.originator_version, event))
-    return rows
-
-
-def _catch_up(service: Any) -> None:
+def _catch_up(history: TableHistory) -> None:
     """The read model caught up; a row it cannot read stops it where it is, which the audits, reading the log
     itself, then name at its version."""
     try:
-        service.index.catch_up()
+        history.index_caught_up()
     except DamagedLog:
         pass
 
 
-def _log_shoes(service: Any, table_id: str, uuid: UUID, events: list[TableEvent]) -> tuple[dict[int, dict[str, Any]], list[dict[str, Any]]]:
+def _log_shoes(history: TableHistory, table_id: str, events: list[TableEvent]) -> tuple[dict[int, dict[str, Any]], list[dict[str, Any]]]:
     """The shoes dealt from in ``events``, as the log records them. The read model only says where to look
     (the versions of each shoe's ShoeShuffled and ShoeRevealed); the commitment, the seed and the cut are read
     from those very events, so a seed altered in the log cannot hide behind the read model's copy."""
@@ -425,17 +409,17 @@ def _log_shoes(service: Any, table_id: str, uuid: UUID, events: list[TableEvent]
             first_card.setdefault(e.shoe, e.originator_version)  # type: ignore[attr-defined]
     shoes: dict[int, dict[str, Any]] = {}
     problems: list[dict[str, Any]] = []
-    for row in service.index.view.get_shoes(str(uuid), sorted(first_card)):
+    for row in history.indexed_shoes(table_id, sorted(first_card)):
         number = row["shoe"]
-        shuffled = _one(service, uuid, row["shuffled_version"], "ShoeShuffled", number, problems)
+        shuffled = _one(history, table_id, row["shuffled_version"], "ShoeShuffled", number, problems)
         if shuffled is None:
             continue
         shoe = shoe_record(shuffled)
-        cut = _find_cut(service, table_id, row["shuffled_version"], first_card[number], number)
+        cut = _find_cut(history, table_id, row["shuffled_version"], first_card[number], number)
         if cut is not None:
             shoe["cut"], shoe["cut_version"] = cut.position, cut.originator_version  # type: ignore[attr-defined]
         if row["revealed_version"] is not None:
-            revealed = _one(service, uuid, row["revealed_version"], "ShoeRevealed", number, problems)
+            revealed = _one(history, table_id, row["revealed_version"], "ShoeRevealed", number, problems)
             if revealed is None:
                 continue
             shoe["seed"], shoe["revealed_version"] = revealed.seed, revealed.originator_version  # type: ignore[attr-defined]
@@ -443,9 +427,9 @@ def _log_shoes(service: Any, table_id: str, uuid: UUID, events: list[TableEvent]
     return shoes, problems
 
 
-def _one(service: Any, uuid: UUID, version: int, kind: str, shoe: int, problems: list[dict[str, Any]]) -> TableEvent | None:
+def _one(history: TableHistory, table_id: str, version: int, kind: str, shoe: int, problems: list[dict[str, Any]]) -> TableEvent | None:
     """The event at ``version``, which must be the ``kind`` of ``shoe``; else a problem saying what is there."""
-    rows = read_rows(service, uuid, version - 1, version)
+    rows = history.stored_rows(table_id, version - 1, version)
     event = rows[0][1] if rows else None
     if event is not None and event.type == kind and event.shoe == shoe:  # type: ignore[attr-defined]
         return event
@@ -456,13 +440,13 @@ def _one(service: Any, uuid: UUID, version: int, kind: str, shoe: int, problems:
     return None
 
 
-def _find_cut(service: Any, table_id: str, shuffled: int, first_card: int, shoe: int) -> TableEvent | None:
+def _find_cut(history: TableHistory, table_id: str, shuffled: int, first_card: int, shoe: int) -> TableEvent | None:
     """The shoe's ShoeCut: between its shuffle and its first card (right after the shuffle in practice, so the
     first small read finds it); None for a deck dealt uncut."""
     after = shuffled
     while after < first_card:
         try:
-            page = service._read(table_id, gt=after, lte=first_card, limit=8)
+            page = history.read_events(table_id, after=after, upto=first_card, limit=8)
         except DamagedLog:
             return None  # the rows in between are named by the log's own check
         for e in page:
@@ -474,39 +458,75 @@ def _find_cut(service: Any, table_id: str, shuffled: int, first_card: int, shoe:
     return None
 
 
-def _damaged_state(service: Any, table_id: str, version: int, problems: list[dict[str, Any]], quiet: bool) -> dict[str, Any] | None:
+def _damaged_state(history: TableHistory, table_id: str, version: int, problems: list[dict[str, Any]], quiet: bool) -> dict[str, Any] | None:
     """The state at ``version``, or None where the log cannot give it (named, unless already named)."""
     try:
-        return service._historic_state(table_id, version)
+        return history.state_at(table_id, version)
     except DamagedLog as exc:
         if not quiet:
             problems.append(at("chain", exc.version, f"the state at version {version} cannot be rebuilt: {exc.detail}"))
         return None
 
 
-def round_audit(service: Any, table_id: str, number: int) -> dict[str, Any]:
+def round_audit(history: TableHistory, table_id: str, number: int) -> dict[str, Any]:
     """One finished round: its events, the state before and after, cards, decisions, payments, and the
     checks (DESIGN.md "Replay and audit"). Reads only the round's events and two snapshot-based states.
     A round whose stored events are not whole is audited as far as they allow, every break named."""
-    uuid = service._uuid(table_id)
-    service._known(table_id)
-    _catch_up(service)
-    in_range = 1 <= number <= 2**62  # a larger number cannot exist, and would overflow a database integer
-    rows = service.index.view.list_rounds(str(uuid), number - 1, 1) if in_range else []
-    if not in_range or not rows or rows[0]["round"] != number:
-        index_error = service.index_error(table_id)
-        if index_error is not None:
-            raise IndexIncomplete(table_id, index_error, f"Round {number}")
-        finished = service.index.view.get_tables([str(uuid)])[str(uuid)]["rounds"]
-        raise NotFoundInHistory(
-            f"Table '{table_id}' has no finished round {number}; its finished rounds are "
-            + (f"1 to {finished}." if finished else "none yet.")
-        )
-    row = rows[0]
+    row = _finished_round(history, table_id, number)
     first, last = row["first_version"], row["last_version"]
+    log, events = _round_log(history, table_id, first, last)
+    problems = list(log.problems)
+    state_before = _damaged_state(history, table_id, first - 1, problems, bool(problems)) if first > 1 else None
+    state_after = _damaged_state(history, table_id, last, problems, bool(problems))
+    shoes, shoe_problems = _log_shoes(history, table_id, events)
+    cards_ok, card_problems = check_cards(events, shoes)
+    if shoe_problems:
+        cards_ok, card_problems = False, shoe_problems + card_problems
+    rule_problems = _round_rules(history, table_id, first, events)
+    if state_after is None or (first > 1 and state_before is None):
+        money_problems = [at("money", None, "the states around the round cannot be rebuilt: the money is not checked")]
+    else:
+        money_problems = check_money(state_before, state_after, events)
+    public = [e.public() for e in events]
+    return {
+        **{k: v for k, v in row.items() if k != "table_id"},
+        "events": public,
+        "state_before": state_before,
+        "state_after": state_after,
+        **_round_record(public),
+        "checks": {
+            "chain": not [p for p in problems if p["check"] == "chain"],
+            "cards": cards_ok,
+            "rules": not rule_problems,
+            "money": not money_problems,
+        },
+        "problems": problems + card_problems + rule_problems + money_problems + _index_problems(history, table_id),
+    }
+
+
+def _finished_round(history: TableHistory, table_id: str, number: int) -> dict[str, Any]:
+    """The read model's row of the round: where it starts and ends in the log."""
+    history.require_table(table_id)
+    _catch_up(history)
+    row = history.indexed_round(table_id, number)
+    if row is not None:
+        return row
+    index_error = history.index_error(table_id)
+    if index_error is not None:
+        raise IndexIncomplete(table_id, index_error, f"Round {number}")
+    finished = history.indexed_table(table_id)["rounds"]  # type: ignore[index] - no index_error: it is indexed
+    raise NotFoundInHistory(
+        f"Table '{table_id}' has no finished round {number}; its finished rounds are "
+        + (f"1 to {finished}." if finished else "none yet.")
+    )
+
+
+def _round_log(history: TableHistory, table_id: str, first: int, last: int) -> tuple[LogCheck, list[TableEvent]]:
+    """The round's stored rows checked as a stretch of the log (from the digest of the event before it), and
+    the events among them that can be read."""
     log = LogCheck(first, "")
     if first > 1:  # the event before the round, for the first link of its chain
-        before = read_rows(service, uuid, first - 2, first - 1)
+        before = history.stored_rows(table_id, first - 2, first - 1)
         if not before:
             log = LogCheck(first, None)
             log.problems.append(at("chain", first - 1, f"version {first - 1}, just before the round, is missing: "
@@ -517,48 +537,37 @@ def round_audit(service: Any, table_id: str, number: int) -> dict[str, Any]:
         else:
             log = LogCheck(first, before[0][1].digest, before[0][1].timestamp)
     events: list[TableEvent] = []
-    for version, e in read_rows(service, uuid, first - 1, last):
+    for version, e in history.stored_rows(table_id, first - 1, last):
         if e is None:
             log.unreadable(version)
         else:
             log.feed(e)
             events.append(e)
     log.end(last)
-    problems = list(log.problems)
-    state_before = _damaged_state(service, table_id, first - 1, problems, bool(problems)) if first > 1 else None
-    state_after = _damaged_state(service, table_id, last, problems, bool(problems))
-    shoes, shoe_problems = _log_shoes(service, table_id, uuid, events)
-    cards_ok, card_problems = check_cards(events, shoes)
-    if shoe_problems:
-        cards_ok, card_problems = False, shoe_problems + card_problems
-    # The rules re-run whole commands: a round may start or end inside one (the card lottery's stage 2
-    # begins in the command that reveals the last stage-1 round).
-    rule_problems: list[dict[str, Any]] = []
-    if events:
-        whole = _whole_commands(service, table_id, events)
-        start = whole[0].originator_version
-        rebuild = lambda v: service._get(table_id, version=v)  # noqa: E731
-        try:
-            table_before = rebuild(start - 1)
-        except DamagedLog as exc:
-            table_before = None
-            rule_problems.append(at("rules", start - 1, f"the table cannot be rebuilt at version {start - 1} to "
-                                                        f"check the round's commands ({exc.detail})"))
-        rule_problems += check_rules(table_before, whole, rebuild)
-    else:
-        rule_problems.append(at("rules", first, "none of the round's events can be read: no command was checked"))
-    if state_after is None or (first > 1 and state_before is None):
-        money_problems = [at("money", None, "the states around the round cannot be rebuilt: the money is not checked")]
-    else:
-        money_problems = check_money(state_before, state_after, events)
-    index_problems = _index_problems(service, table_id)
-    public = [e.public() for e in events]
-    chain_problems = [p for p in problems if p["check"] == "chain"]
+    return log, events
+
+
+def _round_rules(history: TableHistory, table_id: str, first: int, events: list[TableEvent]) -> list[dict[str, Any]]:
+    """The round's commands run again through the rules. Whole commands: a round may start or end inside one
+    (the card lottery's stage 2 begins in the command that reveals the last stage-1 round)."""
+    if not events:
+        return [at("rules", first, "none of the round's events can be read: no command was checked")]
+    whole = _whole_commands(history, table_id, events)
+    start = whole[0].originator_version
+    problems: list[dict[str, Any]] = []
+    rebuild = lambda v: history.table(table_id, version=v)  # noqa: E731
+    try:
+        table_before = rebuild(start - 1)
+    except DamagedLog as exc:
+        table_before = None
+        problems.append(at("rules", start - 1, f"the table cannot be rebuilt at version {start - 1} to "
+                                               f"check the round's commands ({exc.detail})"))
+    return problems + check_rules(table_before, whole, rebuild)
+
+
+def _round_record(public: list[dict[str, Any]]) -> dict[str, Any]:
+    """The round's cards, decisions (with their actors) and payments, as its audit lists them."""
     return {
-        **{k: v for k, v in row.items() if k != "table_id"},
-        "events": public,
-        "state_before": state_before,
-        "state_after": state_after,
         "cards": [{"version": e["version"], **e["data"]} for e in public if e["type"] == "CardDealt"],
         "decisions": [
             {"version": e["version"], "type": e["type"], "actor": e["actor"], "data": e["data"]}
@@ -566,81 +575,111 @@ def round_audit(service: Any, table_id: str, number: int) -> dict[str, Any]:
             if e["type"] not in ("PaymentMade", "CardDealt") or (e["type"] == "CardDealt" and e["data"]["face_up"])
         ],
         "payments": [{"version": e["version"], **e["data"]} for e in public if e["type"] == "PaymentMade"],
-        "checks": {
-            "chain": not chain_problems,
-            "cards": cards_ok,
-            "rules": not rule_problems,
-            "money": not money_problems,
-        },
-        "problems": problems + card_problems + rule_problems + money_problems + index_problems,
     }
 
 
-def _whole_commands(service: Any, table_id: str, events: list[TableEvent]) -> list[TableEvent]:
+def _whole_commands(history: TableHistory, table_id: str, events: list[TableEvent]) -> list[TableEvent]:
     """The events widened to the whole commands they belong to, read a few at a time: most rounds start
     and end at a command's edge, so one small read each way shows it. Damage at the edges stops the widening
     (the log's own check names it; the rules check then says which commands it could not run)."""
-    head: list[TableEvent] = []
-    try:
-        while True:
-            edge = (head[-1] if head else events[0]).originator_version
-            page = service._read(table_id, lte=edge - 1, desc=True, limit=8)
-            same = [e for e in page if e.command == events[0].command]  # type: ignore[attr-defined]
-            head += same
-            if len(same) < len(page) or len(page) < 8:
-                break
-    except DamagedLog:
-        pass
-    tail: list[TableEvent] = []
-    try:
-        while True:
-            edge = (tail[-1] if tail else events[-1]).originator_version
-            page = service._read(table_id, gt=edge, limit=8)
-            same = [e for e in page if e.command == events[-1].command]  # type: ignore[attr-defined]
-            tail += same
-            if len(same) < len(page) or len(page) < 8:
-                break
-    except DamagedLog:
-        pass
+    head = _same_command_beyond(history, table_id, events[0], backwards=True)
+    tail = _same_command_beyond(history, table_id, events[-1], backwards=False)
     return list(reversed(head)) + events + tail
 
 
-def verify(service: Any, table_id: str) -> dict[str, Any]:
+def _same_command_beyond(history: TableHistory, table_id: str, edge: TableEvent, backwards: bool) -> list[TableEvent]:
+    """The events of ``edge``'s command before it (nearest first) or after it."""
+    found: list[TableEvent] = []
+    try:
+        while True:
+            at_version = (found[-1] if found else edge).originator_version
+            if backwards:
+                page = history.read_events(table_id, upto=at_version - 1, newest_first=True, limit=8)
+            else:
+                page = history.read_events(table_id, after=at_version, limit=8)
+            same = [e for e in page if e.command == edge.command]  # type: ignore[attr-defined]
+            found += same
+            if len(same) < len(page) or len(page) < 8:
+                return found
+    except DamagedLog:
+        return found
+
+
+class _WholeLog:
+    """Everything verify() learns in one pass over the stored log."""
+
+    def __init__(self, history: TableHistory, table_id: str) -> None:
+        self.log, self.shoes = LogCheck(), ShoeLog()
+        self.rules = RulesCheck(None, lambda v: history.table(table_id, version=v))
+        self.payments: list[TableEvent] = []
+        self._pending: list[TableEvent] = []
+
+    def read(self, history: TableHistory, table_id: str) -> None:
+        after = 0
+        while True:
+            batch = history.stored_rows(table_id, after, None, limit=1000)
+            for version, e in batch:
+                self._feed(version, e)
+            if len(batch) < 1000:
+                break
+            after = batch[-1][0]
+        if self._pending:
+            self.rules.feed(self._pending)
+
+    def _feed(self, version: int, e: TableEvent | None) -> None:
+        if e is None:
+            self.log.unreadable(version)
+            self._pending = []  # the command around an unreadable row cannot be run again
+            return
+        self.log.feed(e)
+        self.shoes.feed(e)
+        if e.type == "PaymentMade":
+            self.payments.append(e)
+        if self._pending and e.command != self._pending[-1].command:
+            self.rules.feed(self._pending)
+            self._pending = []
+        self._pending.append(e)
+
+
+def verify(history: TableHistory, table_id: str) -> dict[str, Any]:
     """The whole table: the log whole and in order, the chain from its first event, every shoe against the
     seed and commitment the log records, every command run again through the rules, and the money."""
-    uuid = service._uuid(table_id)
-    service._known(table_id)
-    _catch_up(service)
+    history.require_table(table_id)
+    _catch_up(history)
     # Read before the log, which only grows: in an honest store neither can be ahead of what is read next.
-    indexed = service.index.view.get_tables([str(uuid)]).get(str(uuid))
-    snapshot = _last_snapshot(service, uuid)
-    log, shoes = LogCheck(), ShoeLog()
-    rules = RulesCheck(None, lambda v: service._get(table_id, version=v))
-    pending: list[TableEvent] = []
-    payments: list[TableEvent] = []
-    after = 0
-    while True:
-        batch = read_rows(service, uuid, after, None, limit=1000)
-        for version, e in batch:
-            if e is None:
-                log.unreadable(version)
-                pending = []  # the command around an unreadable row cannot be run again
-                continue
-            log.feed(e)
-            shoes.feed(e)
-            if e.type == "PaymentMade":
-                payments.append(e)
-            if pending and e.command != pending[-1].command:
-                rules.feed(pending)
-                pending = []
-            pending.append(e)
-        if len(batch) < 1000:
-            break
-        after = batch[-1][0]
-    if pending:
-        rules.feed(pending)
-    end = log.last or 0
-    problems = list(log.problems)
+    indexed = history.indexed_table(table_id)
+    snapshot = history.snapshot_version(table_id)
+    whole = _WholeLog(history, table_id)
+    whole.read(history, table_id)
+    end = whole.log.last or 0
+    problems = list(whole.log.problems) + _ends_ahead(end, snapshot, indexed)
+    chain_problems = [p for p in problems if p["check"] == "chain"]
+    shoe_rows, shoe_problems = _shoe_rows(whole.shoes)
+    problems += shoe_problems + whole.shoes.problems + whole.rules.problems
+    try:
+        head = history.current_state(table_id)
+    except DamagedLog as exc:
+        if not chain_problems:
+            problems.append(at("chain", exc.version, f"the table's state cannot be rebuilt: {exc.detail}"))
+    else:
+        # Payments missing from a damaged log cannot add up to the balances: that is named at its version.
+        problems += check_money(None, head, whole.payments)
+    problems += _index_problems(history, table_id)
+    first_broken = min((p["version"] for p in chain_problems), default=None)
+    return {
+        "ok": not problems,
+        "chain": {"events": whole.log.rows, "last_version": end, "ok": not chain_problems,
+                  "first_broken_version": first_broken},
+        "shoes": shoe_rows,
+        "commands_checked": whole.rules.commands,
+        "rounds_checked": indexed["rounds"] if indexed else 0,
+        "problems": problems,
+    }
+
+
+def _ends_ahead(end: int, snapshot: int | None, indexed: dict[str, Any] | None) -> list[dict[str, Any]]:
+    """A snapshot, or the read model's count, past the log's last version: the log was cut short behind them."""
+    problems = []
     if snapshot is not None and snapshot > end:
         problems.append(at("chain", end + 1, f"the snapshot at version {snapshot} is ahead of the log, which ends at "
                                              f"{end} ({_versions(end + 1, snapshot)} missing)"))
@@ -648,51 +687,29 @@ def verify(service: Any, table_id: str) -> dict[str, Any]:
         problems.append(at("chain", end + 1, f"the read model counted the table up to version {indexed['version']}, "
                                              f"but the log ends at {end} ({_versions(end + 1, indexed['version'])} "
                                              "missing)"))
-    chain_problems = [p for p in problems if p["check"] == "chain"]
-    first_broken = min((p["version"] for p in chain_problems), default=None)
-    shoe_rows = []
+    return problems
+
+
+def _shoe_rows(shoes: ShoeLog) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Each shoe of the log checked: its row of the verify report, and its problems."""
+    rows, problems = [], []
     for number in sorted(set(shoes.shoes) | set(shoes.dealt), key=_by_number):
         shoe, cards = shoes.shoes.get(number), shoes.dealt.get(number, [])
         ok, found = check_shoe(number, shoe, cards)
         problems += found
-        shoe_rows.append({
+        rows.append({
             "shoe": number, "deck": shoe and shoe["deck"], "decks": shoe and shoe["decks"],
             "cut": shoe["cut"] if shoe else 0, "dealt": len(cards), "revealed": bool(shoe and shoe["seed"] is not None),
             "ok": ok, "shuffled_version": shoe and shoe["shuffled_version"],
             "revealed_version": shoe and shoe["revealed_version"],
         })
-    problems += shoes.problems
-    problems += rules.problems
-    try:
-        head = service.current_state(table_id)
-    except DamagedLog as exc:
-        if not chain_problems:
-            problems.append(at("chain", exc.version, f"the table's state cannot be rebuilt: {exc.detail}"))
-    else:
-        # Payments missing from a damaged log cannot add up to the balances: that is named at its version.
-        problems += check_money(None, head, payments)
-    problems += _index_problems(service, table_id)
-    return {
-        "ok": not problems,
-        "chain": {"events": log.rows, "last_version": end, "ok": not chain_problems, "first_broken_version": first_broken},
-        "shoes": shoe_rows,
-        "commands_checked": rules.commands,
-        "rounds_checked": indexed["rounds"] if indexed else 0,
-        "problems": problems,
-    }
+    return rows, problems
 
 
-def _last_snapshot(service: Any, uuid: UUID) -> int | None:
-    if service.snapshots is None:
-        return None
-    found = service.snapshots.recorder.select_events(uuid, desc=True, limit=1)
-    return found[0].originator_version if found else None
-
-
-def _index_problems(service: Any, table_id: str) -> list[dict[str, Any]]:
+def _index_problems(history: TableHistory, table_id: str) -> list[dict[str, Any]]:
     """The read model gives the audits the table's shoes (seeds, cuts) and its rounds: where it could not
     index the table, what came after is not checked, and the audit must not look complete."""
-    index_error = service.index_error(table_id)
+    index_error = history.index_error(table_id)
     if index_error is None:
         return []
     return [problem("index", {"version": index_error["version"], "type": None},

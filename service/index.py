@@ -22,6 +22,7 @@ from __future__ import annotations
 import base64
 import json
 import sqlite3
+import threading
 from abc import ABC, abstractmethod
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -39,6 +40,7 @@ from psycopg.sql import SQL, Identifier
 from domain.rounds import RoundTracker
 from domain.table import TableEvent
 from service.errors import IndexUnreadable
+from service.follower import Follower
 
 # The read model's tables and its tracking position carry a version: a read model of another layout is
 # left alone and this one is built afresh from the log (it is derived, so nothing is lost).
@@ -478,9 +480,12 @@ class ProjectionFailed(Exception):
 
 
 class Indexer:
-    """Catches the read model up from the notification log, one command-complete batch at a time."""
+    """Keeps the read model up to date from the notification log, one command-complete batch at a time: fed
+    by a follower in the background (service/follower.py) or, where none runs, by the query that needs it."""
 
     BATCH = 500
+    # How long a query waits for the follower to index what was recorded before it, before it does it itself.
+    FOLLOWER_WAIT = 2.0
 
     def __init__(self, app: Any, marks: dict[str, Any]) -> None:
         self.app = app
@@ -493,31 +498,112 @@ class Indexer:
             self.view = app.factory.tracking_recorder(view_class)
         self.view.sealer = Sealer(app.mapper.cipher)
         self.store_checked = False
+        self.follower: Follower | None = None
+        self._known = 0  # the highest position seen, by this process's reads and writes
+        self._moved = threading.Condition()
+
+    # --- following in the background ------------------------------------------------------------------
+
+    def follow(self) -> None:
+        """Starts a thread that indexes events as they are recorded (stopped by close())."""
+        self.follower = Follower(self, self.app.recorder)
+        self.follower.start()
+
+    def close(self) -> None:
+        if self.follower is not None:
+            self.follower.stop()
+
+    def nudge(self) -> None:
+        """Events were recorded here: the follower looks now rather than at its next poll."""
+        if self.follower is not None:
+            self.follower.nudge()
+
+    # --- positions ------------------------------------------------------------------------------------
+
+    def position(self) -> int:
+        """The last notification the read model holds, as its database says now."""
+        position = self.view.max_tracking_id(POSITION) or 0
+        self._observe(position)
+        return position
+
+    def _observe(self, position: int) -> None:
+        with self._moved:
+            if position > self._known:
+                self._known = position
+                self._moved.notify_all()
+
+    def _wait_for(self, position: int, timeout: float) -> bool:
+        with self._moved:
+            return self._moved.wait_for(lambda: self._known >= position, timeout)
+
+    def status(self) -> dict[str, Any]:
+        """How far the read model is behind the log: ``lag`` in events (notifications), 0 when current."""
+        head = self.app.recorder.max_notification_id() or 0
+        position = self.position()
+        following = self.follower is not None and self.follower.running
+        return {"position": position, "head": head, "lag": max(0, head - position), "following": following}
+
+    # --- indexing -------------------------------------------------------------------------------------
+
+    def bring_up_to_date(self) -> None:
+        """Returns once the read model holds every event recorded before the call. The follower, when it runs,
+        is woken and waited for (at most FOLLOWER_WAIT seconds); without one, or if it does not get there in
+        time, the caller indexes what is missing itself."""
+        head = self.app.recorder.max_notification_id() or 0
+        if self.position() >= head:
+            return
+        follower = self.follower
+        if follower is not None and follower.running:
+            follower.nudge()
+            if self._wait_for(head, self.FOLLOWER_WAIT):
+                return
+        self.catch_up()
 
     def catch_up(self) -> None:
+        """Indexes everything recorded so far, reading the log from the read model's position."""
+        self._check_store()
+        while True:
+            position = self.position()
+            notes = list(self.app.recorder.select_notifications(position, self.BATCH, inclusive_of_start=False))
+            if not notes:
+                return
+            try:
+                self._index(notes, position, whole=len(notes) < self.BATCH)
+            except IntegrityError:
+                continue  # another process (or the follower) wrote this range first: read the position again
+
+    def take(self, notes: list[Any], whole: bool) -> list[Any]:
+        """Indexes notifications the follower's subscription read, those past the read model's position;
+        returns those held back (the start of a command the list cut off, when not ``whole``)."""
+        self._check_store()
+        while True:
+            position = self.position()
+            notes = [n for n in notes if n.id > position]
+            if not notes:
+                return []
+            try:
+                return self._index(notes, position, whole)
+            except IntegrityError:
+                continue  # written meanwhile by another process or a query: what is past it is still to do
+
+    def _check_store(self) -> None:
         if not self.store_checked:
             # A wrong key would make every event unreadable, and every table would be recorded as failed
             # for good: refuse to index anything until the configuration reads what is stored.
             self.app.check_store()
             self.store_checked = True
-        while True:
-            position = self.view.max_tracking_id(POSITION) or 0
-            notes = list(self.app.recorder.select_notifications(position, self.BATCH, inclusive_of_start=False))
-            if not notes:
-                return
-            events = [self._decode(n) for n in notes]
-            if len(notes) == self.BATCH:
-                # End the batch at a command boundary, so that a round settled by its last command is whole.
-                last, keep = events[-1], len(events)
-                while keep > 0 and _same_command(events[keep - 1], last):
-                    keep -= 1
-                if keep > 0:
-                    notes, events = notes[:keep], events[:keep]
-            batch = self._build([(n.id, e) for n, e in zip(notes, events)])
-            try:
-                self.view.write(batch, Tracking(POSITION, notes[-1].id), position)
-            except IntegrityError:
-                continue  # another process wrote this range first: read the position again
+
+    def _index(self, notes: list[Any], position: int, whole: bool) -> list[Any]:
+        """Writes the rows of ``notes`` with the new position, in one transaction; IntegrityError if the
+        position moved from ``position`` meanwhile. Unless the notes are ``whole`` (they end where the log
+        ended when they were read), the last command may be cut off: it is held back and returned, so that
+        a round settled by its last command is indexed whole."""
+        events = [self._decode(n) for n in notes]
+        keep = len(notes) if whole else _commands_end(events)
+        batch = self._build([(n.id, e) for n, e in zip(notes[:keep], events[:keep])])
+        self.view.write(batch, Tracking(POSITION, notes[keep - 1].id), position)
+        self._observe(notes[keep - 1].id)
+        return notes[keep:]
 
     def _decode(self, note: Any) -> Any:
         """A notification as its event; a stored row that cannot be read is recorded against its table alone."""
@@ -644,6 +730,14 @@ def _kind(e: Any) -> bool | None:
     except Exception:  # noqa: BLE001 - a class that no longer exists: its table is found by its id
         return False
     return True if isinstance(cls, type) and issubclass(cls, TableEvent) else None
+
+
+def _commands_end(events: list[Any]) -> int:
+    """How many of ``events`` end at a command boundary: all but the last command's (all, if there is only one)."""
+    last, keep = events[-1], len(events)
+    while keep > 0 and _same_command(events[keep - 1], last):
+        keep -= 1
+    return keep or len(events)
 
 
 def _same_command(a: Any, b: Any) -> bool:

@@ -186,7 +186,7 @@ def test_a_payout_the_rules_forbid_fails_the_rules_check_even_with_an_intact_cha
         service.execute(table_id, "place_stake", s["seats"][1], {"amount": 40})
         service.execute(table_id, "pass", s["seats"][2], {})
         service.execute(table_id, "close_stakes", s["banker"], {})
-        table = service._get(table_id)
+        table = service.table(table_id)
         table.handle("deal", s["banker"], {}, service.clock(), service.new_seed)
         events = list(table.collect_events())
         # The banker takes 400 instead of the 40 staked; every digest is recomputed so the chain holds.

@@ -1,0 +1,152 @@
+"""The read model follows the event log in the background, so that no query pays for indexing what was
+recorded before it.
+
+A follower thread subscribes to the application's recordings with eventsourcing's own subscriptions:
+PostgreSQL's LISTEN/NOTIFY, the in-memory store's notifications, and for SQLite, which has neither, the same
+subscription woken every POLL seconds (and at once by a save in this process). It hands the Indexer what the
+subscription reads, in the lists the subscription reads it in, and the Indexer writes command-complete
+batches with the read model's position (service/index.py). Every server process runs one; where two index
+the same events, the position, which only one of them can move, settles it and nothing is counted twice.
+
+eventsourcing's ProjectionRunner is not used: it builds an application of its own from the environment,
+projects one event per transaction and stops for good at its first error, where the read model writes
+batches, records an unreadable event against its table alone, and must outlive a database outage: after
+any failure the follower subscribes again, from the read model's position, RETRY seconds later.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from threading import Event, Thread
+from typing import TYPE_CHECKING, Any
+
+from eventsourcing.persistence import ApplicationRecorder, ListenNotifySubscription, Notification
+from eventsourcing.popo import POPOApplicationRecorder, POPOSubscription
+from eventsourcing.postgres import PostgresApplicationRecorder, PostgresSubscription
+
+if TYPE_CHECKING:
+    from service.index import Indexer
+
+POLL = 0.2  # SQLite: seconds between looks for events recorded by other processes
+RETRY = 1.0  # seconds before a follower that failed (the database down) subscribes again
+
+log = logging.getLogger("zametano.read_model")
+
+
+class _InLists(ListenNotifySubscription[Any]):
+    """A subscription that hands over what it read in the lists it read it in (up to its select limit)."""
+
+    def next_list(self) -> tuple[list[Notification], bool]:
+        """The next notifications, once there are some, and whether they are ``whole``: shorter than the
+        subscription's limit, they end where the log ended when they were read, so no command is cut off."""
+        next(self)  # blocks until a list is read; StopIteration once stopped
+        notes = list(self._notifications)
+        self._notifications_index = len(notes)
+        return notes, len(notes) < self._select_limit
+
+    def nudge(self) -> None:
+        """Look for new events now."""
+        self._has_been_notified.set()
+
+
+class _PostgresFollowing(_InLists, PostgresSubscription):
+    pass
+
+
+class _MemoryFollowing(_InLists, POPOSubscription):
+    pass
+
+
+class _SQLitePolling(_InLists):
+    """SQLite tells no one of a new event: the subscription is woken every POLL seconds."""
+
+    def __init__(self, recorder: ApplicationRecorder, gt: int | None = None, topics: Sequence[str] = ()) -> None:
+        self._stop_polling = Event()
+        super().__init__(recorder, gt, topics)
+        self._poll_thread = Thread(target=self._poll, name="zametano-read-model-poll", daemon=True)
+        self._poll_thread.start()
+
+    def _poll(self) -> None:
+        while not self._stop_polling.wait(POLL):
+            self._has_been_notified.set()
+
+    def stop(self) -> None:
+        super().stop()
+        self._stop_polling.set()
+
+    def __exit__(self, *args: object, **kwargs: Any) -> None:
+        try:
+            super().__exit__(*args, **kwargs)
+        finally:
+            self._poll_thread.join()
+
+
+def subscribe(recorder: ApplicationRecorder, gt: int) -> _InLists:
+    """The subscription that follows this recorder's log after notification ``gt``."""
+    if isinstance(recorder, PostgresApplicationRecorder):
+        return _PostgresFollowing(recorder, gt)
+    if isinstance(recorder, POPOApplicationRecorder):
+        return _MemoryFollowing(recorder, gt)
+    return _SQLitePolling(recorder, gt)
+
+
+class Follower:
+    """The thread that keeps the read model up to date. ``running`` is true while it is subscribed (false
+    while it waits to subscribe again after a failure), so that queries know whether to wait for it."""
+
+    def __init__(self, indexer: Indexer, recorder: ApplicationRecorder) -> None:
+        self.indexer = indexer
+        self.recorder = recorder
+        self.running = False
+        self._warned = False  # of the current failure: one warning, not one a second while the database is away
+        self._stopping = Event()
+        self._subscription: _InLists | None = None
+        # A daemon: a server process that exits without closing its service is not held up by it.
+        self._thread = Thread(target=self._run, name="zametano-read-model", daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self) -> None:
+        """Stops the thread and its subscription and waits for them (their connections are back in the pool)."""
+        self._stopping.set()
+        subscription = self._subscription
+        if subscription is not None:
+            subscription.stop()
+        if self._thread.is_alive():
+            self._thread.join()
+
+    def nudge(self) -> None:
+        subscription = self._subscription
+        if subscription is not None:
+            subscription.nudge()
+
+    def _run(self) -> None:
+        while not self._stopping.is_set():
+            try:
+                self._follow()
+            except Exception as exc:  # noqa: BLE001 - whatever stopped it, it starts again
+                if not self._warned:
+                    log.warning("the read model's follower stopped (%s: %s); it starts again every %g s until it "
+                                "can", type(exc).__name__, exc, RETRY)
+                self._warned = True
+            self.running = False
+            self._stopping.wait(RETRY)
+
+    def _follow(self) -> None:
+        with subscribe(self.recorder, self.indexer.position()) as subscription:
+            self._subscription = subscription
+            try:
+                if self._stopping.is_set():  # stop() came before the subscription could be stopped
+                    return
+                self.running = True
+                held: list[Notification] = []
+                while True:
+                    notes, whole = subscription.next_list()
+                    held = self.indexer.take(held + notes, whole)
+                    self._warned = False
+            except StopIteration:
+                return
+            finally:
+                self._subscription = None
