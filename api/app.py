@@ -28,8 +28,9 @@ def create_app(settings: Settings | None = None, service: Any = None) -> Flask:
     app.json.sort_keys = False  # type: ignore[attr-defined]
     if service is None:
         # Built now if the event store answers, else on the first request after it does (service/store.py);
-        # a CIPHER_KEY that cannot read the store stops the worker as it is built, with the reason.
-        service = LazyService(lambda: checked(TablesService(settings)))
+        # a CIPHER_KEY that cannot read the store stops the worker as it is built, with the reason. Its
+        # follower keeps the read model up to date in the background (service/follower.py).
+        service = LazyService(lambda: checked(TablesService(settings, follow=True)))
     app.extensions["zametano"] = service
     api = Api(app)
     api.spec.components.security_scheme("bearer", {"type": "http", "scheme": "bearer"})

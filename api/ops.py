@@ -30,13 +30,21 @@ def healthz():  # type: ignore[no-untyped-def]
 
 @blp.route("/readyz")
 def readyz():  # type: ignore[no-untyped-def]
-    """The event store answers (within about two seconds; 503 otherwise, never a hang)."""
+    """The event store answers (within about two seconds; 503 otherwise, never a hang).
+
+    `read_model` says how far the read model (listings, rounds, audits) is behind the event log: `lag` in
+    events, `position` and `head` the last notification indexed and recorded, `following` whether this
+    process's background follower is subscribed. A lag does not make the server unready: a query that needs
+    the read model waits for it or brings it up to date itself.
+    """
+    service = current_app.extensions["zametano"]
     try:
-        current_app.extensions["zametano"].ping()
+        service.ping()
+        read_model = service.read_model_status()
     except Exception as exc:  # noqa: BLE001 - any failure of the store means not ready
         outage = as_outage(exc) or StoreUnavailable(f"{type(exc).__name__}: {exc}")
         return unavailable(outage, "The event store is not reachable.")
-    return {"status": "ready"}
+    return {"status": "ready", "read_model": read_model}
 
 
 @blp.route("/metrics")

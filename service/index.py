@@ -52,6 +52,8 @@ SHOE_COLUMNS = ("table_id", "shoe", "shuffled_version", "revealed_version", "sea
 SEALED_TABLE = ("players", "tracker")
 SEALED_SHOE = ("deck", "decks", "algorithm", "commitment", "cut", "seed")
 MESSAGE_LENGTH = 300
+# How long a query waits for the follower to index what was recorded before it, before it does it itself.
+FOLLOWER_WAIT = 2.0
 
 
 class Sealer:
@@ -484,8 +486,6 @@ class Indexer:
     by a follower in the background (service/follower.py) or, where none runs, by the query that needs it."""
 
     BATCH = 500
-    # How long a query waits for the follower to index what was recorded before it, before it does it itself.
-    FOLLOWER_WAIT = 2.0
 
     def __init__(self, app: Any, marks: dict[str, Any]) -> None:
         self.app = app
@@ -499,6 +499,7 @@ class Indexer:
         self.view.sealer = Sealer(app.mapper.cipher)
         self.store_checked = False
         self.follower: Follower | None = None
+        self.follower_wait = FOLLOWER_WAIT
         self._known = 0  # the highest position seen, by this process's reads and writes
         self._moved = threading.Condition()
 
@@ -532,7 +533,8 @@ class Indexer:
                 self._known = position
                 self._moved.notify_all()
 
-    def _wait_for(self, position: int, timeout: float) -> bool:
+    def wait_for(self, position: int, timeout: float) -> bool:
+        """True once this process has seen the read model at ``position`` or past it; False after ``timeout``."""
         with self._moved:
             return self._moved.wait_for(lambda: self._known >= position, timeout)
 
@@ -547,7 +549,7 @@ class Indexer:
 
     def bring_up_to_date(self) -> None:
         """Returns once the read model holds every event recorded before the call. The follower, when it runs,
-        is woken and waited for (at most FOLLOWER_WAIT seconds); without one, or if it does not get there in
+        is woken and waited for (at most ``follower_wait`` seconds); without one, or if it does not get there in
         time, the caller indexes what is missing itself."""
         head = self.app.recorder.max_notification_id() or 0
         if self.position() >= head:
@@ -555,7 +557,7 @@ class Indexer:
         follower = self.follower
         if follower is not None and follower.running:
             follower.nudge()
-            if self._wait_for(head, self.FOLLOWER_WAIT):
+            if self.wait_for(head, self.follower_wait):
                 return
         self.catch_up()
 

@@ -197,7 +197,9 @@ def test_the_openapi_document_describes_every_endpoint(client):
 def test_operations_endpoints_answer(client, play):
     play.command("draw_seats", "anna")
     assert client.get("/healthz").json == {"status": "ok"}
-    assert client.get("/readyz").json == {"status": "ready"}
+    ready = client.get("/readyz").json
+    assert ready["status"] == "ready" and ready["read_model"]["head"] >= 2
+    assert set(ready["read_model"]) == {"position", "head", "lag", "following"}
     text = client.get("/metrics").data.decode()
     assert 'zametano_commands_total{command="draw_seats",outcome="ok"}' in text
 

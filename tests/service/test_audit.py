@@ -230,9 +230,12 @@ def test_the_listing_pages_tables_in_opening_order_and_filters_by_game(service):
     assert all(t["version"] == 2 and t["rounds"] == 0 for t in lottery)
 
 
-def test_the_listing_stays_correct_while_several_processes_write_at_once(make_service, shared_store):
-    """Four server processes (services on one store) open and play tables and list them, all at once."""
-    services = [make_service() for _ in range(4)]
+@pytest.mark.parametrize("follow", [False, True], ids=["queries-index", "followers-index"])
+def test_the_listing_stays_correct_while_several_processes_write_at_once(make_service, shared_store, follow):
+    """Four server processes (services on one store) open and play tables and list them, all at once; the read
+    model indexed by the queries themselves, or by each process's follower (and the queries that find it
+    behind)."""
+    services = [make_service(follow=follow) for _ in range(4)]
     opened: list[str] = []
     lock = threading.Lock()
     errors: list[BaseException] = []
