@@ -136,11 +136,6 @@ class TablesService(Application):
             self.index.close()
         super().close()
 
-    def _notify(self, recordings: list[Any]) -> None:
-        # eventsourcing calls this after every save: the follower indexes this process's events at once,
-        # without waiting for its next look at the log (SQLite's poll).
-        self.index.nudge()
-
     # --- commands ----------------------------------------------------------------------------------
 
     def open_table(self, game: str, players: Any, rules: Any, **roles: Any) -> dict[str, Any]:

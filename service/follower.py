@@ -3,9 +3,10 @@ recorded before it.
 
 A follower thread subscribes to the application's recordings with eventsourcing's own subscriptions:
 PostgreSQL's LISTEN/NOTIFY, the in-memory store's notifications, and for SQLite, which has neither, the same
-subscription woken every POLL seconds (and at once by a save in this process). It hands the Indexer what the
-subscription reads, in the lists the subscription reads it in, and the Indexer writes command-complete
-batches with the read model's position (service/index.py). Every server process runs one; where two index
+subscription woken every POLL seconds. Once told of new events the subscription lets a burst gather for
+GATHER seconds, unless a query is waiting, and reads it in one go; the follower hands each list it reads to
+the Indexer, which writes command-complete batches with the read model's position (service/index.py). So a
+burst of commands costs the read model a few reads and writes, not one of each per command. Every server process runs one; where two index
 the same events, the position, which only one of them can move, settles it and nothing is counted twice.
 
 eventsourcing's ProjectionRunner is not used: it builds an application of its own from the environment,
@@ -28,14 +29,28 @@ from eventsourcing.postgres import PostgresApplicationRecorder, PostgresSubscrip
 if TYPE_CHECKING:
     from service.index import Indexer
 
-POLL = 0.2  # SQLite: seconds between looks for events recorded by other processes
+POLL = 0.2  # SQLite: seconds between looks for new events
 RETRY = 1.0  # seconds before a follower that failed (the database down) subscribes again
+# Seconds a subscription told of new events waits for more before it reads them, unless a query waits.
+GATHER = 0.1
 
 log = logging.getLogger("zametano.read_model")
 
 
 class _InLists(ListenNotifySubscription[Any]):
-    """A subscription that hands over what it read in the lists it read it in (up to its select limit)."""
+    """A subscription that reads a burst of notifications in one go and hands over what it read in the lists
+    it read it in (up to its select limit)."""
+
+    def __init__(self, recorder: ApplicationRecorder, gt: int | None = None, topics: Sequence[str] = ()) -> None:
+        self._hurry = Event()  # set before the library's reading thread starts, which waits on it
+        super().__init__(recorder, gt, topics)
+
+    def _pull(self) -> None:
+        # The library reads as soon as it is told of an event: once per command in a burst. Waiting a little
+        # first reads the whole burst at once.
+        self._hurry.wait(GATHER)
+        self._hurry.clear()
+        super()._pull()
 
     def next_list(self) -> tuple[list[Notification], bool]:
         """The next notifications, once there are some, and whether they are ``whole``: shorter than the
@@ -45,9 +60,14 @@ class _InLists(ListenNotifySubscription[Any]):
         self._notifications_index = len(notes)
         return notes, len(notes) < self._select_limit
 
-    def nudge(self) -> None:
-        """Look for new events now."""
+    def hurry(self) -> None:
+        """Read now what there is."""
+        self._hurry.set()
         self._has_been_notified.set()
+
+    def stop(self) -> None:
+        super().stop()
+        self._hurry.set()
 
 
 class _PostgresFollowing(_InLists, PostgresSubscription):
@@ -117,10 +137,11 @@ class Follower:
         if self._thread.is_alive():
             self._thread.join()
 
-    def nudge(self) -> None:
+    def hurry(self) -> None:
+        """A query waits for the read model: read and index at once what there is."""
         subscription = self._subscription
         if subscription is not None:
-            subscription.nudge()
+            subscription.hurry()
 
     def _run(self) -> None:
         while not self._stopping.is_set():

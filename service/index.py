@@ -52,6 +52,9 @@ SHOE_COLUMNS = ("table_id", "shoe", "shuffled_version", "revealed_version", "sea
 SEALED_TABLE = ("players", "tracker")
 SEALED_SHOE = ("deck", "decks", "algorithm", "commitment", "cut", "seed")
 MESSAGE_LENGTH = 300
+# A notification to index: its id (the table's ``seq`` when it opens it), its event (or Unreadable), and the
+# event as the events API shows it (None for an unreadable one).
+Item = tuple[int, Any, "dict[str, Any] | None"]
 # How long a query waits for the follower to index what was recorded before it, before it does it itself.
 FOLLOWER_WAIT = 2.0
 
@@ -514,10 +517,6 @@ class Indexer:
         if self.follower is not None:
             self.follower.stop()
 
-    def nudge(self) -> None:
-        """Events were recorded here: the follower looks now rather than at its next poll."""
-        if self.follower is not None:
-            self.follower.nudge()
 
     # --- positions ------------------------------------------------------------------------------------
 
@@ -556,7 +555,7 @@ class Indexer:
             return
         follower = self.follower
         if follower is not None and follower.running:
-            follower.nudge()
+            follower.hurry()
             if self.wait_for(head, self.follower_wait):
                 return
         self.catch_up()
@@ -575,8 +574,14 @@ class Indexer:
                 continue  # another process (or the follower) wrote this range first: read the position again
 
     def take(self, notes: list[Any], whole: bool) -> list[Any]:
-        """Indexes notifications the follower's subscription read, those past the read model's position;
-        returns those held back (the start of a command the list cut off, when not ``whole``)."""
+        """Indexes notifications the follower's subscription read, those past the read model's position, in
+        batches of at most BATCH; returns those held back (the start of a command the last list cut off, when
+        not ``whole``)."""
+        while len(notes) > self.BATCH:
+            notes = self._take(notes[: self.BATCH], whole=False) + notes[self.BATCH :]
+        return self._take(notes, whole)
+
+    def _take(self, notes: list[Any], whole: bool) -> list[Any]:
         self._check_store()
         while True:
             position = self.position()
@@ -600,31 +605,31 @@ class Indexer:
         position moved from ``position`` meanwhile. Unless the notes are ``whole`` (they end where the log
         ended when they were read), the last command may be cut off: it is held back and returned, so that
         a round settled by its last command is indexed whole."""
-        events = [self._decode(n) for n in notes]
-        keep = len(notes) if whole else _commands_end(events)
-        batch = self._build([(n.id, e) for n, e in zip(notes[:keep], events[:keep])])
+        decoded = [self._decode(n) for n in notes]
+        keep = len(notes) if whole else _commands_end([event for event, _ in decoded])
+        batch = self._build([(n.id, *d) for n, d in zip(notes[:keep], decoded[:keep])])
         self.view.write(batch, Tracking(POSITION, notes[keep - 1].id), position)
         self._observe(notes[keep - 1].id)
         return notes[keep:]
 
-    def _decode(self, note: Any) -> Any:
-        """A notification as its event; a stored row that cannot be read is recorded against its table alone."""
+    def _decode(self, note: Any) -> tuple[Any, dict[str, Any] | None]:
+        """A notification as its event, and a table's event as the events API shows it (which the rows are made
+        of); a stored row that cannot be read is recorded against its table alone."""
         try:
             event = self.app.mapper.to_domain_event(note)
-            if isinstance(event, TableEvent):
-                event.public()  # a field missing from the stored form shows here
-            return event
+            # a field missing from the stored form shows here
+            return event, event.public() if isinstance(event, TableEvent) else None
         except Exception as exc:  # noqa: BLE001 - recorded against its table, never raised to a reader
-            return Unreadable(note.originator_id, note.originator_version, note.topic, exc)
+            return Unreadable(note.originator_id, note.originator_version, note.topic, exc), None
 
-    def _build(self, events: list[tuple[int, Any]]) -> IndexBatch:
+    def _build(self, events: list[Item]) -> IndexBatch:
         batch = IndexBatch()
-        chunks: dict[str, list[tuple[int, Any]]] = {}
-        unknown: dict[str, list[tuple[int, Any]]] = {}  # unreadable, of a class that cannot even be named
-        for seq, e in events:
-            kind = _kind(e)
+        chunks: dict[str, list[Item]] = {}
+        unknown: dict[str, list[Item]] = {}  # unreadable, of a class that cannot even be named
+        for item in events:
+            kind = _kind(item[1])
             if kind is not None:
-                (chunks if kind else unknown).setdefault(str(e.originator_id), []).append((seq, e))
+                (chunks if kind else unknown).setdefault(str(item[1].originator_id), []).append(item)
         known = self.view.get_tables(sorted(set(chunks) | set(unknown)))
         for table_id, items in unknown.items():
             if table_id in chunks or table_id in known:
@@ -639,16 +644,15 @@ class Indexer:
                 batch.failures[table_id] = self._failure(table_id, row, items, failed)
         return batch
 
-    def _project(self, table_id: str, row: dict[str, Any] | None, items: list[tuple[int, Any]]) -> TableRows:
+    def _project(self, table_id: str, row: dict[str, Any] | None, items: list[Item]) -> TableRows:
         """The table's rows after these events; ProjectionFailed names the first event that could not be
         indexed. Works on copies, so that a failure leaves nothing behind."""
         rows: TableRows | None = None
         tracker: RoundTracker | None = None
-        for seq, event in items:
+        for seq, event, data in items:
             try:
                 if isinstance(event, Unreadable):
                     raise event.error
-                data = event.public()
                 if row is None:
                     row = self._opening(table_id, seq, data)
                 if rows is None:
@@ -686,9 +690,9 @@ class Indexer:
         }
 
     def _failure(
-        self, table_id: str, row: dict[str, Any] | None, items: list[tuple[int, Any]], failed: ProjectionFailed
+        self, table_id: str, row: dict[str, Any] | None, items: list[Item], failed: ProjectionFailed
     ) -> IndexFailure:
-        seq, first = items[0]
+        seq, first, _ = items[0]
         game = opened_at = None
         if row is None and isinstance(first, TableEvent) and first.type == "TableOpened":
             game = first.game if first.game in self.marks else None  # type: ignore[attr-defined]
