@@ -220,7 +220,7 @@ def test_a_seed_changed_in_both_the_shuffle_and_the_reveal_is_named(make, persis
 def test_timestamps_moved_back_with_digests_recomputed_leave_every_answer_standing(make, persistence_env):
     service = make()
     table_id = played(service)
-    Rows(persistence_env, table_id).shift_time(service, timedelta(hours=-1))
+    Rows(persistence_env, table_id).shift_time(timedelta(hours=-1))
     fresh = make()
 
     # A consistent rewrite of the whole log is beyond what the server alone can see (a receipt kept
