@@ -267,3 +267,5 @@ def test_a_row_damaged_before_the_read_model_saw_it_still_lets_the_audits_answer
     assert report["ok"] is False and report["problems"][0]["version"] == 12
     with pytest.raises(DamagedLog, match="version 12 cannot be read"):
         fresh.list_tables()
+    with pytest.raises(DamagedLog, match="version 12 cannot be read"):  # its rounds were never indexed
+        fresh.round_audit(table_id, 1)
