@@ -406,13 +406,14 @@ def read_rows(service: Any, uuid: UUID, after: int, upto: int | None = None, lim
     return rows
 
 
-def _catch_up(service: Any) -> None:
+def _catch_up(service: Any) -> DamagedLog | None:
     """The read model caught up; a row it cannot read stops it where it is, which the audits, reading the log
-    itself, then name at its version."""
+    itself, then name at its version. Returns that damage, if any."""
     try:
         service.index.catch_up()
-    except DamagedLog:
-        pass
+    except DamagedLog as exc:
+        return exc
+    return None
 
 
 def _log_shoes(service: Any, table_id: str, uuid: UUID, events: list[TableEvent]) -> tuple[dict[int, dict[str, Any]], list[dict[str, Any]]]:
@@ -490,14 +491,17 @@ def round_audit(service: Any, table_id: str, number: int) -> dict[str, Any]:
     A round whose stored events are not whole is audited as far as they allow, every break named."""
     uuid = service._uuid(table_id)
     service._known(table_id)
-    _catch_up(service)
+    stuck = _catch_up(service)
     in_range = 1 <= number <= 2**62  # a larger number cannot exist, and would overflow a database integer
     rows = service.index.view.list_rounds(str(uuid), number - 1, 1) if in_range else []
     if not in_range or not rows or rows[0]["round"] != number:
         index_error = service.index_error(table_id)
         if index_error is not None:
             raise IndexIncomplete(table_id, index_error, f"Round {number}")
-        finished = service.index.view.get_tables([str(uuid)])[str(uuid)]["rounds"]
+        if stuck is not None and in_range:
+            raise stuck  # the round may lie past a row the read model could not read: a 409 that says so
+        known = service.index.view.get_tables([str(uuid)])
+        finished = known[str(uuid)]["rounds"] if str(uuid) in known else 0
         raise NotFoundInHistory(
             f"Table '{table_id}' has no finished round {number}; its finished rounds are "
             + (f"1 to {finished}." if finished else "none yet.")
