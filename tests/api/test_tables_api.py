@@ -41,7 +41,7 @@ def test_opening_a_table_answers_201_with_its_location_and_state(client):
         ({"game": "chemin-de-fer", "players": ["a", "house"]}, ["reserved"]),
         ({"game": "chemin-de-fer", "players": ["a", "b"], "rules": {"stop_card": 3}}, ["stop_card", "6 to 52"]),
         ({"game": "chemin-de-fer", "players": ["a", "b"], "rules": {"jokers": True}}, ["Unknown rules option 'jokers'"]),
-        ({"game": "chemin-de-fer", "players": ["a", "b"], "banker": "a"}, ["card lottery field"]),
+        ({"game": "chemin-de-fer", "players": ["a", "b"], "banker": "a"}, ["not an opening field of Chemin de fer"]),
         ({"players": ["a", "b"]}, ["game"]),
         ({"game": "chemin-de-fer", "players": "anna"}, ["players"]),
     ],
