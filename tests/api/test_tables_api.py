@@ -218,9 +218,10 @@ def test_a_card_lottery_table_opens_with_banker_dealer_and_holders(client):
     assert r.status_code == 201
     state = r.json
     assert state["banker"] == "olga" and state["dealer"] == "ivan" and state["holders"] == ["anna"]
+    deck = {"kind": "choice", "optional": False}
     assert state["expects"] == [
-        {"command": "shuffle", "player": "olga", "deck": "banker"},
-        {"command": "shuffle", "player": "ivan", "deck": "dealer"},
+        {"command": "shuffle", "player": "olga", "fields": {"deck": {**deck, "choices": ["banker"]}}, "deck": "banker"},
+        {"command": "shuffle", "player": "ivan", "fields": {"deck": {**deck, "choices": ["dealer"]}}, "deck": "dealer"},
     ]
     assert state["pot"] == 0 and state["kitty"] == 0 and state["stage"] == 1
     assert_error(client.post("/tables", json={**body, "dealer": "zoya"}), 422, "not among the players")
