@@ -184,7 +184,9 @@ class OptionSpec:
         return {**schema, "description": self.doc} if self.doc else schema
 
 
-def resolve_options(game: str, specs: tuple[OptionSpec, ...], options: Mapping[str, Any], players: int) -> dict[str, Any]:
+def resolve_options(
+    game: str, specs: tuple[OptionSpec, ...], options: Mapping[str, Any], players: int
+) -> dict[str, Any]:
     """The table's options with defaults filled in; an unknown option, or a value out of its range, is
     refused (``InvalidRules``) naming what is allowed. Recorded in TableOpened and never changed."""
     names = [s.name for s in specs]

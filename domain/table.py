@@ -23,6 +23,7 @@ from domain.shuffle import ALGORITHM, commitment, shoe_order
 MAX_NAME_LENGTH = 40
 SERVICE = "service"
 DEALER_RULE = "dealer-rule"
+Issued = tuple[str, str, dict[str, Any]]  # a command as issued: its name, who issued it, its fields
 _ENVELOPE = frozenset(
     {"originator_id", "originator_version", "originator_topic", "timestamp", "actor", "digest", "command"}
 )
@@ -386,7 +387,7 @@ class Table(Aggregate):
     # fields are read from that event's data under the same names. ``_command_from`` takes the rest.
     FIRST_EVENTS: ClassVar[Mapping[str, str]] = {}
 
-    def command_of(self, events: list[dict[str, Any]]) -> tuple[str, str, dict[str, Any]]:
+    def command_of(self, events: list[dict[str, Any]]) -> Issued:
         """The command (name, issuer, fields) that recorded these events (as the events API shows them),
         read from its first event: what an auditor re-runs against the rules. Raises KeyError for a first
         event no command of this game records."""
@@ -397,7 +398,7 @@ class Table(Aggregate):
         command, data = self.FIRST_EVENTS[first["type"]], first["data"]
         return command, first["actor"], {f: data[f] for f in self.COMMANDS[command].fields if f in data}
 
-    def _command_from(self, first: dict[str, Any], events: list[dict[str, Any]]) -> tuple[str, str, dict[str, Any]] | None:
+    def _command_from(self, first: dict[str, Any], events: list[dict[str, Any]]) -> Issued | None:
         """A game's reading of a first event that ``FIRST_EVENTS`` cannot name alone, or None."""
         return None
 

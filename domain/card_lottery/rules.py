@@ -29,7 +29,8 @@ CARRY, TO_BANKER = "carry", "to_banker"
 MAX_CONTRIBUTION = 10**9
 OPTIONS = (
     OptionSpec("contribution", "int", 10, 1, MAX_CONTRIBUTION,
-               doc="What each holder pays into the pot at every round (B.1), unless the banker collects another amount."),
+               doc="What each holder pays into the pot at every round (B.1), unless the banker collects "
+                   "another amount."),
     OptionSpec("unclaimed", "choice", CARRY, choices=(CARRY, TO_BANKER),
                doc="A prize nobody holds: carried to the next round's pot, or paid to the banker (B.5)."),
     OptionSpec("stage2", "choice", BEATING, choices=(BEATING, TRICKS), doc="How stage 2 is played."),

@@ -16,6 +16,7 @@ from domain.cards import rank, suit
 from domain.errors import BadArgument, IllegalPlay, InvalidPlayers, InvalidRules
 from domain.game import FieldSpec, applies, command
 from domain.table import (
+    Issued,
     DEALER_RULE,
     SERVICE,
     CardDealt,
@@ -138,7 +139,8 @@ class GameEnded(TableEvent):
 
 
 DECK = FieldSpec("choice", choices=(BANKER_DECK, DEALER_DECK), doc="Which deck: the banker's or the dealer's.")
-CONTRIBUTION = FieldSpec("amount", optional=True, doc="What each holder pays this round; the rules' contribution if left out.")
+CONTRIBUTION = FieldSpec("amount", optional=True,
+                         doc="What each holder pays this round; the rules' contribution if left out.")
 AMOUNTS = FieldSpec("amounts", doc="The pot spread over the four lottery cards, in the order laid out (B.3).")
 LED = FieldSpec("cards", doc="One card, or two of equal rank, from the hand.")
 BEATERS = FieldSpec("cards", doc="A higher card of its suit for each led card, in the led order.")
@@ -217,7 +219,8 @@ class CardLotteryTable(Table):
                 if deck not in self.shuffled
             ]
         if p == COLLECT:
-            return [self.expect("collect", self.banker, amount={"min": self._least_contribution(), "max": R.MAX_CONTRIBUTION})]
+            least = self._least_contribution()
+            return [self.expect("collect", self.banker, amount={"min": least, "max": R.MAX_CONTRIBUTION})]
         if p == DISTRIBUTE:
             pot = self.accounts.get("pot", 0)
             return [self.expect("distribute", self.banker, amounts={"count": R.LOTTERY_CARDS, "min": 1, "sum": pot})]
@@ -280,7 +283,7 @@ class CardLotteryTable(Table):
             PLAY: "stage 2: a trick is being played",
         }.get(self.phase, self.phase)
 
-    def _command_from(self, first: dict[str, Any], events: list[dict[str, Any]]) -> tuple[str, str, dict[str, Any]] | None:
+    def _command_from(self, first: dict[str, Any], events: list[dict[str, Any]]) -> Issued | None:
         kind, actor, data = first["type"], first["actor"], first["data"]
         if kind == "PaymentMade":  # the first money of a collect
             collected = next(e for e in events if e["type"] == "ContributionsCollected")
@@ -302,7 +305,8 @@ class CardLotteryTable(Table):
 
     @command("collect", amount=CONTRIBUTION)
     def _collect(self, rec: Recorder, player: str, amount: int | None = None) -> None:
-        """B.1: every holder pays the contribution; the pot adds what was carried (the kitty, at a game's first round)."""
+        """B.1: every holder pays the contribution; the pot adds what was carried (the kitty, at a game's
+        first round)."""
         amount = self.rules["contribution"] if amount is None else amount
         if amount > R.MAX_CONTRIBUTION:
             raise IllegalPlay(f"A contribution is at most {R.MAX_CONTRIBUTION}; got {amount}.")

@@ -16,6 +16,7 @@ from domain.chemin_de_fer import rules as R
 from domain.errors import BadArgument, IllegalDraw, StakeAboveBank
 from domain.game import FieldSpec, applies, command
 from domain.table import (
+    Issued,
     DEALER_RULE,
     SERVICE,
     CardDealt,
@@ -329,7 +330,7 @@ class ChemindeferTable(Table):
         "BankPassed": "pass_bank",
     }
 
-    def _command_from(self, first: dict[str, Any], events: list[dict[str, Any]]) -> tuple[str, str, dict[str, Any]] | None:
+    def _command_from(self, first: dict[str, Any], events: list[dict[str, Any]]) -> Issued | None:
         kind, data = first["type"], first["data"]
         if kind == "ShoeShuffled":
             if data["deck"] == "lots":
