@@ -25,7 +25,8 @@ How a game plugs in (``domain/<game>/``):
     the audit) and, where the game has opening roles or checks, ``_check_opening`` / ``_record_opening``.
 - ``view.py``: ``view(table) -> dict``, the game's part of the state (what a state shows, what stays
   face down); the base adds game, rules, players, phase, balances, the accounts and expects.
-- ``rounds.py``: ``MARKS``, a ``domain.rounds.RoundMarks`` saying where a round starts and ends.
+- ``rounds.py``: ``MARKS``, a ``domain.rounds.RoundMarks`` saying where a round starts and ends, and in
+  ``doc`` what a round of the game is (for the OpenAPI document).
 - ``__init__.py``: ``GAME = Game(...)``, binding all of it together.
 
 Then ``domain/games.py`` gets one line, and tests and docs/games/<game>.md the rest.
