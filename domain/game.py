@@ -6,8 +6,9 @@ demo and the tests' random player all read the ``Game`` object or the table's ``
 
 How a game plugs in (``domain/<game>/``):
 
-- ``rules.py``: the rules as small pure functions, and ``resolve_rules`` (usually ``resolve_options``
-  over the game's ``OptionSpec`` tuple).
+- ``rules.py``: the rules as small pure functions, and the options as an ``OptionSpec`` tuple (the base
+  resolves them with ``resolve_options``; a game whose options depend on one another overrides the
+  table's ``_resolve_rules``).
 - ``table.py``: the aggregate, a subclass of ``domain.table.Table``, and its events (subclasses of
   ``domain.table.TableEvent``; their module path and class name are stored topics: never move or rename
   one without registering the old topic). The aggregate registers
@@ -21,8 +22,14 @@ How a game plugs in (``domain/<game>/``):
     event (``ShoeShuffled``...) runs after the base's own;
   - ``expects()``: every command legal now, each built with ``self.expect(command, player, **bounds)``
     so that a client with no knowledge of the game can choose legal fields (see ``FieldSpec.expected``);
-  - ``phase_description()``, ``command_of(events)`` (the command that recorded a group of events, for
-    the audit) and, where the game has opening roles or checks, ``_check_opening`` / ``_record_opening``.
+  - ``phase``, and ``phase_description()`` for refusals;
+  - ``FIRST_EVENTS`` (event type -> the command a group of events starting with it was recorded by, its
+    fields read from that event under the same names) and ``_command_from`` for the rest: the audit
+    runs every recorded command again from them;
+  - where the game has opening roles (each one of the players, checked by the base) or further checks,
+    ``_check_opening`` and ``_record_opening`` (events recorded with TableOpened, listed in
+    ``Game.opening_events``).
+  Whatever ``expects`` lists must show nothing the state hides (an undealt card, a face-down card).
 - ``view.py``: ``view(table) -> dict``, the game's part of the state (what a state shows, what stays
   face down); the base adds game, rules, players, phase, balances, the accounts and expects.
 - ``rounds.py``: ``MARKS``, a ``domain.rounds.RoundMarks`` saying where a round starts and ends, and in

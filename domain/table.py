@@ -160,6 +160,7 @@ class Table(Aggregate):
         self.game = game
         self.players = list(players)
         self.rules = dict(rules)
+        self.phase = ""  # what the table waits for, in the game's words
         self.head = ""
         self.commands = 0
         self.balances = {p: 0 for p in players}
@@ -415,7 +416,7 @@ class Table(Aggregate):
             "game": self.game,
             "rules": dict(self.rules),
             "players": list(self.players),
-            "phase": self.phase,  # type: ignore[attr-defined]
+            "phase": self.phase,
             "balances": dict(self.balances),
             **{account: self.accounts.get(account, 0) for account in game.accounts},
             "expects": self.expects(),
