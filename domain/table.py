@@ -17,7 +17,7 @@ from eventsourcing.domain import Aggregate
 
 from domain import chain
 from domain.errors import BadArgument, InvalidPlayers, NotAllowedNow, UnknownCommand
-from domain.game import CommandSpec, FieldSpec, Game, applies, resolve_options
+from domain.game import CommandSpec, Game, applies, resolve_options
 from domain.shuffle import ALGORITHM, commitment, shoe_order
 
 MAX_NAME_LENGTH = 40
@@ -480,9 +480,9 @@ def parse_args(game: str, commands: Mapping[str, CommandSpec], command: str, arg
 
 __all__ = [
     "DEALER_RULE",
+    "Issued",
     "SERVICE",
     "CardDealt",
-    "FieldSpec",
     "PaymentMade",
     "Recorder",
     "ShoeCut",
