@@ -10,6 +10,7 @@ from flask.views import MethodView
 from flask_smorest import Blueprint
 
 from api.schemas import (
+    ROLES,
     CommandArgs,
     CommandResultSchema,
     EventsPageSchema,
@@ -65,7 +66,7 @@ class Tables(MethodView):
 
 
 def _roles(args: dict[str, Any]) -> dict[str, Any]:
-    return {k: args[k] for k in ("banker", "dealer") if k in args}
+    return {k: args[k] for k in ROLES if k in args}
 
 
 @blp.route("/tables/<table_id>")

@@ -20,11 +20,10 @@ from uuid import UUID
 
 from domain.chain import digest, format_timestamp
 from domain.errors import DomainError
+from domain.games import GAMES
 from domain.shuffle import ALGORITHM, shoe_order
 from domain.table import Table, TableEvent
 from service.errors import DamagedLog, IndexIncomplete, NotFoundInHistory, ServiceError
-
-ACCOUNTS = ("house", "pot", "kitty")
 
 
 def problem(check: str, event: dict[str, Any] | None, message: str) -> dict[str, Any]:
@@ -260,7 +259,7 @@ class RulesCheck:
         if table is None or versions != list(range(table.version + 1, end + 1)):
             self._resume(group)  # the log's own check names the missing or unreadable versions
             return
-        if group[0].type in ("TableOpened", "RolesAssigned"):
+        if group[0].type in GAMES[table.game].opening_events:
             try:
                 self.table = _apply(table, group[1:] if group[0].type == "TableOpened" else group)
             except Exception as exc:  # noqa: BLE001 - a decodable but altered event may not apply
@@ -381,7 +380,7 @@ def _totals(state: dict[str, Any] | None) -> dict[str, int]:
     if state is None:
         return {}
     totals = dict(state["balances"])
-    for account in ACCOUNTS:
+    for account in GAMES[state["game"]].accounts:
         if account in state:
             totals[account] = state[account]
     return totals
