@@ -8,6 +8,7 @@ from flask import Flask
 from flask_smorest import Api
 
 from api import audit, auth, errors, keys, ops, policy, ratelimit, tables
+from api.schemas import games_document
 from service.application import TablesService
 from service.config import Settings, load
 from service.store import LazyService
@@ -22,6 +23,7 @@ def create_app(settings: Settings | None = None, service: Any = None) -> Flask:
         OPENAPI_VERSION="3.0.3",
         OPENAPI_URL_PREFIX="/",
         OPENAPI_JSON_PATH="openapi.json",
+        API_SPEC_OPTIONS={"x-games": games_document()},
         JSON_SORT_KEYS=False,
         ZAMETANO_TOKENS=settings.tokens,
     )

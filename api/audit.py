@@ -10,6 +10,7 @@ from flask_smorest import Blueprint
 
 from api import http
 from api.schemas import RoundAuditSchema, RoundsPageSchema, RoundsQueryArgs, VerifySchema
+from domain.games import GAMES
 
 blp = Blueprint("audit", __name__, description="Rounds, round audits and whole-table verification.")
 
@@ -18,15 +19,16 @@ def service() -> Any:
     return current_app.extensions["zametano"]
 
 
+ROUNDS_ARE = " ".join(f"{game.title}: {game.rounds.doc}" for game in GAMES.values() if game.rounds.doc)
+
+
 @blp.route("/tables/<table_id>/rounds")
 class Rounds(MethodView):
+    @blp.doc(description=ROUNDS_ARE)
     @blp.arguments(RoundsQueryArgs, location="query")
     @blp.response(200, RoundsPageSchema)
     def get(self, args: dict[str, Any], table_id: str) -> Any:
-        """The table's finished rounds, oldest first: where each starts and ends (versions and times).
-
-        Chemin de fer: a round is one coup. Card lottery: one stage-1 round, or the stage 2 of a game.
-        """
+        """The table's finished rounds, oldest first: where each starts and ends (versions and times)."""
         return http.cursor_page(service().list_rounds(table_id, http.after(args.get("cursor")), args["limit"]))
 
 

@@ -19,7 +19,7 @@ blp = Blueprint("operations", __name__, description="Liveness, readiness and met
 _lock = threading.Lock()
 _requests: Counter[tuple[str, str, int]] = Counter()
 _commands: Counter[tuple[str, str]] = Counter()
-KNOWN_COMMANDS = frozenset(name for table in GAMES.values() for name in table.COMMANDS)
+KNOWN_COMMANDS = frozenset(name for game in GAMES.values() for name in game.commands)
 
 
 @blp.route("/healthz")

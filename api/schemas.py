@@ -2,16 +2,38 @@
 
 from __future__ import annotations
 
-from marshmallow import Schema, fields, validate
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from marshmallow import INCLUDE, Schema, fields, post_dump, validate
 
 from api.policy import JSONValue, Moment, Name, Text, Whole
+from domain.game import FieldSpec, Game
+from domain.games import GAMES
 
 
-class OpenTableArgs(Schema):
+GAME_NAMES = list(GAMES)
+# Opening fields besides players and rules, over every game (each game refuses the ones it does not take).
+ROLES: dict[str, list[Game]] = {}
+for _game in GAMES.values():
+    for _role in _game.roles:
+        ROLES.setdefault(_role, []).append(_game)
+# The marshmallow field for each kind of command field: its shape (what is legal now is the rules' to say).
+KIND_FIELDS: dict[str, Callable[..., fields.Field]] = {
+    "int": Whole,
+    "amount": Whole,
+    "card": Text,
+    "cards": lambda **kw: fields.List(Text(), **kw),
+    "amounts": lambda **kw: fields.List(Whole(), **kw),
+    "choice": Text,
+}
+
+
+class _OpenTableArgs(Schema):
     game = Text(
         required=True,
-        validate=validate.OneOf(["chemin-de-fer", "card-lottery"]),
-        metadata={"description": "Which game the table plays."},
+        validate=validate.OneOf(GAME_NAMES),
+        metadata={"description": "Which game the table plays: " + ", ".join(GAME_NAMES) + "."},
     )
     players = fields.List(
         Name(), required=True, metadata={"description": "Player names in the order listed (seating by lots uses it)."}
@@ -20,21 +42,75 @@ class OpenTableArgs(Schema):
         keys=Text(),
         values=JSONValue(),
         load_default=dict,
-        metadata={"description": "Options of RULES.md; omitted ones take their defaults."},
+        metadata={"description": "The game's options (x-games in this document); omitted ones take their defaults."},
     )
-    banker = Name(metadata={"description": "Card lottery: the banker, one of the players."})
-    dealer = Name(metadata={"description": "Card lottery: the dealer, one of the players."})
 
 
-class CommandArgs(Schema):
-    command = Text(required=True, metadata={"description": "The command, e.g. place_stake."})
+def _role_field(role: str, games: list[Game]) -> fields.Field:
+    docs = " ".join(f"{game.title}: {game.roles[role]}" for game in games)
+    return Name(metadata={"description": docs})
+
+
+OpenTableArgs = type(
+    "OpenTableArgs", (_OpenTableArgs,), {role: _role_field(role, games) for role, games in ROLES.items()}
+)
+
+
+def _command_fields() -> dict[str, fields.Field]:
+    """Every field of every game's commands, by name; a name two games give different kinds is any JSON
+    value here, and the game's own check says what it must be."""
+    found: dict[str, list[tuple[Game, str, FieldSpec]]] = {}
+    for game in GAMES.values():
+        for spec in game.commands.values():
+            for name, field in spec.fields.items():
+                found.setdefault(name, []).append((game, spec.name, field))
+    out: dict[str, fields.Field] = {}
+    for name, uses in found.items():
+        kinds = {field.kind for _, _, field in uses}
+        docs = " ".join(f"{game.title}, {command}: {_sentence(field.doc or field.describe())}"
+                        for game, command, field in uses)
+        make = KIND_FIELDS[kinds.pop()] if len(kinds) == 1 else JSONValue
+        out[name] = make(metadata={"description": docs})
+    return out
+
+
+def _sentence(text: str) -> str:
+    return text if text.endswith(".") else text + "."
+
+
+class _CommandArgs(Schema):
+    command = Text(required=True, metadata={"description": "The command: "
+                                            + "; ".join(f"{g.title}: {', '.join(g.commands)}" for g in GAMES.values())
+                                            + ". Each game's commands and fields are listed in x-games."})
     player = Name(required=True, metadata={"description": "Who issues the command (the actor)."})
-    position = Whole(metadata={"description": "cut: where the shoe is cut, 1..N-1."})
-    amount = Whole(metadata={"description": "post_bank, place_stake, collect: whole units."})
-    deck = Text(metadata={"description": "Card lottery shuffle: 'banker' or 'dealer'."})
-    amounts = fields.List(Whole(), metadata={"description": "Card lottery distribute: four amounts."})
-    cards = fields.List(Text(), metadata={"description": "Card lottery lead/beat: cards such as 'Ts'."})
-    card = Text(metadata={"description": "Card lottery play: one card."})
+
+
+CommandArgs = type("CommandArgs", (_CommandArgs,), _command_fields())
+
+
+def games_document() -> dict[str, Any]:
+    """Every game as the OpenAPI document's ``x-games`` shows it: who plays, the opening roles, the options,
+    the accounts, and each command with its fields (JSON Schema)."""
+    return {
+        game.name: {
+            "title": game.title,
+            "players": {"min": game.players[0], "max": game.players[1]},
+            "roles": dict(game.roles),
+            "accounts": list(game.accounts),
+            "options": {o.name: o.json_schema() for o in game.options},
+            "commands": {
+                spec.name: {
+                    "description": spec.doc,
+                    "seeded": spec.seeded,
+                    "fields": {
+                        name: {**field.json_schema(), "optional": field.optional} for name, field in spec.fields.items()
+                    },
+                }
+                for spec in game.commands.values()
+            },
+        }
+        for game in GAMES.values()
+    }
 
 
 class StateQueryArgs(Schema):
@@ -47,14 +123,35 @@ class EventsQueryArgs(Schema):
     limit = Whole(strict=False, minimum=1, maximum=1000, load_default=100)
 
 
-class ExpectSchema(Schema):
+class _Open(Schema):
+    """An output whose shape is partly the game's: the declared fields as declared, and every other key the
+    domain returns as it is (never dropped)."""
+
+    class Meta:
+        unknown = INCLUDE  # in the OpenAPI document: additionalProperties
+
+    @post_dump(pass_original=True)
+    def _keep_the_rest(self, data: dict[str, Any], original: Any, **kwargs: Any) -> dict[str, Any]:
+        if isinstance(original, Mapping):
+            data.update({k: v for k, v in original.items() if k not in data})
+        return data
+
+
+class ExpectSchema(_Open):
+    """A command legal now: who may issue it, and each field with its bounds legal now (``kind``,
+    ``optional``; ``min``/``max``, ``choices``, ``cards``, ``count``/``min_count``/``max_count``, ``sum``,
+    ``sets``: see the README)."""
+
     command = fields.String()
     player = fields.String()
-    deck = fields.String(metadata={"description": "Card lottery shuffle: which deck this player shuffles."})
+    fields_ = fields.Dict(data_key="fields", attribute="fields", metadata={
+        "description": "Each field of the command: its kind, whether it is optional, and the bounds legal now."
+    })
 
 
-class TableStateSchema(Schema):
-    """A table's state. Fields after ``expects`` belong to one game or the other."""
+class TableStateSchema(_Open):
+    """A table's state: these keys at every table, and the game's own besides (its accounts by name, and
+    what its view shows), passed on as the domain gives them."""
 
     table_id = fields.String()
     game = fields.String()
@@ -62,38 +159,10 @@ class TableStateSchema(Schema):
     digest = fields.String()
     rules = fields.Dict()
     players = fields.List(fields.String())
-    seats = fields.List(fields.String())
-    banker = fields.String(allow_none=True)
     phase = fields.String()
     balances = fields.Dict(keys=fields.String(), values=fields.Integer())
-    house = fields.Integer()
-    round = fields.Integer()
     expects = fields.List(fields.Nested(ExpectSchema))
     as_of = fields.Dict(metadata={"description": "Only on a historic state: the version and timestamp shown."})
-    # chemin de fer
-    bank = fields.Integer()
-    stakes = fields.Dict(keys=fields.String(), values=fields.Integer())
-    punter = fields.String(allow_none=True)
-    hands = fields.Dict()
-    shoe = fields.Dict(metadata={"description": "Counts only: number, dealt, remaining."})
-    lots = fields.List(fields.Dict())
-    # card lottery
-    dealer = fields.String(allow_none=True)
-    holders = fields.List(fields.String())
-    stage = fields.Integer(metadata={"description": "1: the lottery rounds; 2: playing out the set-aside piles."})
-    game_number = fields.Integer()
-    pot = fields.Integer()
-    kitty = fields.Integer()
-    lottery_cards = fields.List(fields.String(), metadata={"description": "Face down: '??' until revealed."})
-    lottery_amounts = fields.List(fields.Integer())
-    set_aside = fields.Dict()
-    penalty_piles = fields.Dict()
-    table = fields.List(fields.String(), metadata={"description": "Stage 2: the led cards, or the trick so far."})
-    leader = fields.String(allow_none=True)
-    to_beat = fields.String(allow_none=True)
-    turn = fields.String(allow_none=True)
-    last_winner = fields.String(allow_none=True)
-    decks = fields.Dict(metadata={"description": "Counts only, per deck: number, dealt, remaining."})
 
 
 class EventSchema(Schema):
@@ -157,7 +226,7 @@ class EventsPageSchema(Schema):
 
 
 class ListTablesArgs(Schema):
-    game = Text(validate=validate.OneOf(["chemin-de-fer", "card-lottery"]))
+    game = Text(validate=validate.OneOf(GAME_NAMES))
     cursor = Text(metadata={"description": "The next_cursor of the previous page."})
     limit = Whole(strict=False, minimum=1, maximum=1000, load_default=50)
 

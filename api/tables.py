@@ -11,6 +11,7 @@ from flask_smorest import Blueprint
 
 from api import http
 from api.schemas import (
+    ROLES,
     CommandArgs,
     CommandResultSchema,
     EventsPageSchema,
@@ -58,7 +59,7 @@ class Tables(MethodView):
 
 
 def _roles(args: dict[str, Any]) -> dict[str, Any]:
-    return {k: args[k] for k in ("banker", "dealer") if k in args}
+    return {k: args[k] for k in ROLES if k in args}
 
 
 @blp.route("/tables/<table_id>")

@@ -1,20 +1,30 @@
-"""The games a table can be opened for, by the name the API uses."""
+"""The registry: every game a table can be opened for, one line each, by the name the API uses.
+
+Everything outside a game's package (the API's schemas, the audit, the reserved names, the read model's
+rounds) reads the games from here.
+"""
 
 from __future__ import annotations
 
-from domain.card_lottery import rounds as lottery_rounds
-from domain.card_lottery.table import CardLotteryTable
-from domain.chemin_de_fer import rounds as chemin_rounds
-from domain.chemin_de_fer.table import ChemindeferTable
+from domain import card_lottery, chemin_de_fer
+from domain.game import Game
 from domain.rounds import RoundMarks
-from domain.table import Table
+from domain.table import SERVICE
 
-GAMES: dict[str, type[Table]] = {
-    ChemindeferTable.GAME: ChemindeferTable,
-    CardLotteryTable.GAME: CardLotteryTable,
-}
 
-ROUND_MARKS: dict[str, RoundMarks] = {
-    ChemindeferTable.GAME: chemin_rounds.MARKS,
-    CardLotteryTable.GAME: lottery_rounds.MARKS,
-}
+def registry(*games: Game) -> dict[str, Game]:
+    return {game.name: game for game in games}
+
+
+GAMES: dict[str, Game] = registry(
+    chemin_de_fer.GAME,
+    card_lottery.GAME,
+)
+
+ROUND_MARKS: dict[str, RoundMarks] = {name: game.rounds for name, game in GAMES.items()}
+
+
+def reserved_names() -> frozenset[str]:
+    """Names no player may take, at any table: every game's accounts, actors and reserved names, and the
+    service itself."""
+    return frozenset({SERVICE}).union(*(game.reserved_names for game in GAMES.values()))

@@ -18,12 +18,14 @@ Event = dict[str, Any]
 
 @dataclass(frozen=True)
 class RoundMarks:
-    """A game's reading of rounds: what opens one, what settles it, and how to summarise it."""
+    """A game's reading of rounds: what opens one, what settles it, how to summarise it, and, for the
+    docs, what a round of the game is."""
 
     opens: Callable[[Event, dict[str, Any]], bool]
     closes: Callable[[Event, dict[str, Any]], bool]
     note: Callable[[Event, dict[str, Any], dict[str, Any]], None]
     describe: Callable[[dict[str, Any]], str]
+    doc: str = ""
 
 
 class RoundTracker:

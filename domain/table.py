@@ -1,29 +1,29 @@
-"""What every table shares, whatever the game: the event envelope, the hash chain, the shoes.
+"""What every table shares, whatever the game: the event envelope, the hash chain, the shoes, the
+bookkeeping, and the running of commands (the contract a game plugs into is domain/game.py).
 
 Decide, then record: a command method validates, decides what happens and records events through a
-``Recorder``; applying an event only assigns state (``when_<EventType>``), never raises, never reads a
-clock or a random source, so replays run the apply code and never the decision code.
+``Recorder``; applying an event only assigns state (the handlers registered with ``@applies``), never
+raises, never reads a clock or a random source, so replays run the apply code and never the decision code.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from datetime import datetime, timedelta
 from typing import Any, ClassVar
 
 from eventsourcing.domain import Aggregate
 
 from domain import chain
-from domain.cards import is_card
 from domain.errors import BadArgument, InvalidPlayers, NotAllowedNow, UnknownCommand
+from domain.game import CommandSpec, Game, applies, resolve_options
 from domain.shuffle import ALGORITHM, commitment, shoe_order
 
 MAX_NAME_LENGTH = 40
-# Names no player may take: they are accounts or actors of their own.
-RESERVED_NAMES = frozenset({"house", "pot", "kitty", "dealer-rule", "service", "banker", "punter"})
 SERVICE = "service"
 DEALER_RULE = "dealer-rule"
+Issued = tuple[str, str, dict[str, Any]]  # a command as issued: its name, who issued it, its fields
 _ENVELOPE = frozenset(
     {"originator_id", "originator_version", "originator_topic", "timestamp", "actor", "digest", "command"}
 )
@@ -74,7 +74,12 @@ class TableEvent(Aggregate.Event):
         return chain.format_timestamp(self.timestamp)
 
     def apply(self, aggregate: Any) -> None:
-        getattr(aggregate, "when_" + self.type)(self)
+        """The base's bookkeeping for every event (eventsourcing sets the version and ``modified_on``),
+        then the handlers registered for the event's class, the base's first."""
+        aggregate.head = self.digest
+        aggregate.commands = self.command
+        for handler in aggregate.HANDLERS.get(type(self), ()):
+            handler(aggregate, self)
 
 
 class TableOpened(TableEvent, Aggregate.Created):
@@ -140,21 +145,53 @@ class Recorder:
 
 
 class Table(Aggregate):
-    """Base aggregate of a card table; each game subclasses it with its own rules and events."""
+    """Base aggregate of a card table; each game subclasses it with its own rules, events and commands.
 
-    GAME: ClassVar[str] = ""
+    ``GAME`` is the game's ``Game`` (set when the game's package builds it); ``COMMANDS`` and ``HANDLERS``
+    are filled from the methods registered with ``@command`` and ``@applies`` (domain/game.py).
+    """
 
-    def __init__(self, game: str, players: list[str], rules: dict[str, Any], digest: str, command: int) -> None:
+    GAME: ClassVar[Game]
+    COMMANDS: ClassVar[Mapping[str, CommandSpec]] = {}
+    HANDLERS: ClassVar[Mapping[type, tuple[Callable[..., None], ...]]] = {}
+    _RUNS: ClassVar[Mapping[str, Callable[..., None]]] = {}
+
+    def __init__(self, game: str, players: list[str], rules: dict[str, Any]) -> None:
         self.game = game
         self.players = list(players)
         self.rules = dict(rules)
-        self.head = digest
-        self.commands = command
+        self.phase = ""  # what the table waits for, in the game's words
+        self.head = ""
+        self.commands = 0
         self.balances = {p: 0 for p in players}
         self.accounts: dict[str, int] = {}
         self.shoes = 0  # every shuffle of the table, lots included, numbered from 1
         self.decks: dict[str, dict[str, Any]] = {}  # the current deck of each label (shoe, lots, banker, dealer)
         self.last_deck = ""
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        cls._register()
+
+    @classmethod
+    def _register(cls) -> None:
+        """Reads the ``@applies`` and ``@command`` marks of the class and of its bases, the bases first: a
+        handler registered by a base always runs, before the subclass's; a command registered again under
+        the same name by a subclass replaces the base's."""
+        handlers: dict[type, list[Callable[..., None]]] = {}
+        commands: dict[str, CommandSpec] = {}
+        runs: dict[str, Callable[..., None]] = {}
+        for klass in reversed(cls.__mro__):
+            for method in vars(klass).values():
+                for event_class in getattr(method, "__applies__", ()):
+                    handlers.setdefault(event_class, []).append(method)
+                spec = getattr(method, "__command__", None)
+                if spec is not None:
+                    commands[spec.name] = spec
+                    runs[spec.name] = method
+        cls.HANDLERS = {k: tuple(v) for k, v in handlers.items()}
+        cls.COMMANDS = commands
+        cls._RUNS = runs
 
     @property
     def shoe(self) -> dict[str, Any]:
@@ -168,25 +205,55 @@ class Table(Aggregate):
         raise KeyError(number)  # an event for a shoe never shuffled: impossible in a recorded log
 
     @classmethod
+    def open(cls, players: Any, options: Any, now: datetime, **roles: Any) -> Any:
+        """A new table with its opening events pending: the players checked, the options resolved to the
+        rules, each role of the game one of the players. A refusal names what is allowed."""
+        game = cls.GAME
+        unknown = sorted(set(roles) - set(game.roles))
+        if unknown:
+            takes = (f"its opening fields besides players and rules are: {', '.join(game.roles)}" if game.roles
+                     else "it takes no opening field besides players and rules")
+            raise BadArgument(unknown[0], f"'{unknown[0]}' is not an opening field of {game.title}; {takes}.")
+        names = validate_players(players, *game.players)
+        if not isinstance(options, dict):
+            raise BadArgument("rules", "'rules' must be an object of options.")
+        rules = cls._resolve_rules(options, len(names))
+        for role in game.roles:
+            if roles.get(role) is None:
+                raise BadArgument(role, f"{game.title} needs a '{role}', one of the players ({', '.join(names)}).")
+            if roles[role] not in names:
+                raise BadArgument(role, f"The {role} '{roles[role]}' is not among the players ({', '.join(names)}).")
+        cls._check_opening(names, rules, roles)
+        table = cls._open(names, rules, now)
+        table._record_opening(Recorder(table, now, number=1), roles)
+        return table
+
+    @classmethod
+    def _resolve_rules(cls, options: dict[str, Any], players: int) -> dict[str, Any]:
+        """The options with their defaults, from the game's ``OptionSpec`` tuple; a game whose options
+        depend on one another overrides this."""
+        return resolve_options(cls.GAME.name, cls.GAME.options, options, players)
+
+    @classmethod
+    def _check_opening(cls, players: list[str], rules: dict[str, Any], roles: dict[str, Any]) -> None:
+        """A game's own checks of an opening (raise a DomainError to refuse)."""
+
+    def _record_opening(self, rec: Recorder, roles: dict[str, Any]) -> None:
+        """A game's own opening events, after TableOpened (named in the Game's ``opening_events``)."""
+
+    @classmethod
     def _open(cls, players: list[str], rules: dict[str, Any], now: datetime) -> Any:
-        data = {"game": cls.GAME, "players": list(players), "rules": rules}
+        data = {"game": cls.GAME.name, "players": list(players), "rules": rules}
         stamp = chain.format_timestamp(now)
         head = chain.digest("", 1, "TableOpened", stamp, SERVICE, data)
         return cls._create(
             TableOpened, timestamp=now, actor=SERVICE, digest=head, command=1, **data
         )
 
-    # --- applying events: assignments only ---------------------------------------------------------
+    # --- applying the shared events: assignments only ----------------------------------------------
 
-    def when_TableOpened(self, e: TableOpened) -> None:
-        pass
-
-    def _after(self, event: TableEvent) -> None:
-        self.head = event.digest
-        self.commands = event.command
-
-    def when_ShoeShuffled(self, e: ShoeShuffled) -> None:
-        self._after(e)
+    @applies(ShoeShuffled)
+    def _shoe_shuffled(self, e: ShoeShuffled) -> None:
         self.shoes = e.shoe
         self.last_deck = e.deck
         self.decks[e.deck] = {
@@ -206,22 +273,22 @@ class Table(Aggregate):
         particular hands stack a deck by replacing this one function.)"""
         return shoe_order(bytes.fromhex(seed_hex), decks, cut)
 
-    def when_ShoeCut(self, e: ShoeCut) -> None:
-        self._after(e)
+    @applies(ShoeCut)
+    def _shoe_cut(self, e: ShoeCut) -> None:
         deck = self._deck_numbered(e.shoe)
         deck["cut"] = e.position
         deck["cards"] = self._deck_order(deck["deck"], deck["seed"], deck["decks"], e.position)
 
-    def when_CardDealt(self, e: CardDealt) -> None:
-        self._after(e)
+    @applies(CardDealt)
+    def _card_dealt(self, e: CardDealt) -> None:
         self._deck_numbered(e.shoe)["dealt"] = e.position + 1
 
-    def when_ShoeRevealed(self, e: ShoeRevealed) -> None:
-        self._after(e)
+    @applies(ShoeRevealed)
+    def _shoe_revealed(self, e: ShoeRevealed) -> None:
         self._deck_numbered(e.shoe)["revealed"] = True
 
-    def when_PaymentMade(self, e: PaymentMade) -> None:
-        self._after(e)
+    @applies(PaymentMade)
+    def _payment_made(self, e: PaymentMade) -> None:
         for name, delta in ((e.payer, -e.amount), (e.payee, e.amount)):
             if name in self.balances:
                 self.balances[name] += delta
@@ -258,32 +325,39 @@ class Table(Aggregate):
     def _pay(self, rec: Recorder, actor: str, payer: str, payee: str, amount: int, reason: str) -> None:
         rec(PaymentMade, actor, payer=payer, payee=payee, amount=amount, reason=reason)
 
-    def shoe_view(self) -> dict[str, Any]:
-        """The shoe as anyone may see it: counts, never the cards, never the seed."""
-        if not self.shoe:
+    def deck_counts(self, label: str) -> dict[str, Any]:
+        """A deck as anyone may see it: counts, never the cards, never the seed."""
+        deck = self.decks.get(label)
+        if not deck:
             return {"number": None, "dealt": 0, "remaining": 0}
-        size = len(self.shoe["cards"])
-        return {"number": self.shoe["number"], "dealt": self.shoe["dealt"], "remaining": size - self.shoe["dealt"]}
+        return {"number": deck["number"], "dealt": deck["dealt"], "remaining": len(deck["cards"]) - deck["dealt"]}
 
     # --- commands ----------------------------------------------------------------------------------
-
-    COMMANDS: ClassVar[dict[str, dict[str, str]]] = {}
-    SEEDED: ClassVar[tuple[str, ...]] = ()
 
     def handle(
         self, command: str, player: str, args: dict[str, Any], now: datetime, new_seed: Callable[[], bytes]
     ) -> None:
         """Runs one command: checks its fields, that it is expected from this player now, then lets the
         game decide and record. A refusal raises before anything is recorded."""
-        args = parse_args(self.GAME, self.COMMANDS, command, args)
+        args = parse_args(self.game, self.COMMANDS, command, args)
         if not self._may_issue(command, player):
             raise self._not_allowed(command, player)
         rec = Recorder(self, now)
-        method = getattr(self, "do_" + command)
-        if command in self.SEEDED:
-            method(rec, player, new_seed, **args)
+        run = self._RUNS[command]
+        if self.COMMANDS[command].seeded:
+            run(self, rec, player, new_seed, **args)
         else:
-            method(rec, player, **args)
+            run(self, rec, player, **args)
+
+    def expect(self, command: str, player: str, **bounds: dict[str, Any]) -> dict[str, Any]:
+        """One entry of ``expects``: the command, who may issue it now, and each of its fields with the
+        bounds legal now (``bounds[field]``, see ``FieldSpec.expected``)."""
+        fields = self.COMMANDS[command].fields
+        return {
+            "command": command,
+            "player": player,
+            "fields": {name: spec.expected(**bounds.get(name, {})) for name, spec in fields.items()},
+        }
 
     def _may_issue(self, command: str, player: str) -> bool:
         return any(e["command"] == command and e["player"] == player for e in self.expects())
@@ -310,13 +384,54 @@ class Table(Aggregate):
     def phase_description(self) -> str:
         raise NotImplementedError
 
+    # The command a group of events was recorded by, by the type of its first event; the command's
+    # fields are read from that event's data under the same names. ``_command_from`` takes the rest.
+    FIRST_EVENTS: ClassVar[Mapping[str, str]] = {}
+
+    def command_of(self, events: list[dict[str, Any]]) -> Issued:
+        """The command (name, issuer, fields) that recorded these events (as the events API shows them),
+        read from its first event: what an auditor re-runs against the rules. Raises KeyError for a first
+        event no command of this game records."""
+        first = events[0]
+        found = self._command_from(first, events)
+        if found is not None:
+            return found
+        command, data = self.FIRST_EVENTS[first["type"]], first["data"]
+        return command, first["actor"], {f: data[f] for f in self.COMMANDS[command].fields if f in data}
+
+    def _command_from(self, first: dict[str, Any], events: list[dict[str, Any]]) -> Issued | None:
+        """A game's reading of a first event that ``FIRST_EVENTS`` cannot name alone, or None."""
+        return None
+
     # --- views ---------------------------------------------------------------------------------------
 
-    def expects(self) -> list[dict[str, str]]:
+    def expects(self) -> list[dict[str, Any]]:
+        """Every command legal now, one entry per command and player (built with ``expect``)."""
         raise NotImplementedError
 
     def view(self) -> dict[str, Any]:
-        raise NotImplementedError
+        """The state as anyone may see it: what every table shows, then the game's own part."""
+        game = self.GAME
+        return {
+            "game": self.game,
+            "rules": dict(self.rules),
+            "players": list(self.players),
+            "phase": self.phase,
+            "balances": dict(self.balances),
+            **{account: self.accounts.get(account, 0) for account in game.accounts},
+            "expects": self.expects(),
+            **game.view(self),
+        }
+
+
+Table._register()
+
+
+def reserved_names() -> frozenset[str]:
+    # The registry imports every game, and every game imports this module: read it when it is needed.
+    from domain.games import reserved_names as registered
+
+    return registered()
 
 
 def validate_players(players: Any, low: int, high: int) -> list[str]:
@@ -324,14 +439,15 @@ def validate_players(players: Any, low: int, high: int) -> list[str]:
         raise InvalidPlayers("'players' must be a list of names.")
     if not low <= len(players) <= high:
         raise InvalidPlayers(f"This game seats {low} to {high} players; {len(players)} were listed.")
+    reserved = reserved_names()
     for p in players:
         if not p.strip() or len(p) > MAX_NAME_LENGTH or p != p.strip():
             raise InvalidPlayers(
                 f"Player names are 1 to {MAX_NAME_LENGTH} characters without surrounding spaces; got {p!r}."
             )
-        if p in RESERVED_NAMES:
+        if p in reserved:
             raise InvalidPlayers(
-                f"'{p}' is reserved (names not allowed: {', '.join(sorted(RESERVED_NAMES))})."
+                f"'{p}' is reserved (names not allowed: {', '.join(sorted(reserved))})."
             )
     dupes = sorted({p for p in players if players.count(p) > 1})
     if dupes:
@@ -339,8 +455,32 @@ def validate_players(players: Any, low: int, high: int) -> list[str]:
     return list(players)
 
 
+def parse_args(game: str, commands: Mapping[str, CommandSpec], command: str, args: dict[str, Any]) -> dict[str, Any]:
+    """Checks a command's fields before any rule is consulted: known command, no missing or unknown field,
+    each field of its kind (``FieldSpec``)."""
+    if command not in commands:
+        raise UnknownCommand(command, game, sorted(commands))
+    spec = commands[command].fields
+    extra = sorted(set(args) - set(spec))
+    if extra:
+        takes = f"takes {', '.join(spec)}" if spec else "takes no fields besides 'command' and 'player'"
+        raise BadArgument(extra[0], f"'{command}' {takes}; unexpected field '{extra[0]}'.")
+    out: dict[str, Any] = {}
+    for name, field in spec.items():
+        if name not in args:
+            if field.optional:
+                continue
+            raise BadArgument(name, f"'{command}' needs the field '{name}' ({field.describe()}).")
+        value = args[name]
+        if not field.fits(value):
+            raise BadArgument(name, f"'{name}' must be {field.describe()}; got {value!r}.")
+        out[name] = value
+    return out
+
+
 __all__ = [
     "DEALER_RULE",
+    "Issued",
     "SERVICE",
     "CardDealt",
     "PaymentMade",
@@ -351,63 +491,6 @@ __all__ = [
     "Table",
     "TableEvent",
     "TableOpened",
+    "parse_args",
+    "validate_players",
 ]
-
-
-def parse_args(game: str, commands: dict[str, dict[str, str]], command: str, args: dict[str, Any]) -> dict[str, Any]:
-    """Checks a command's fields before any rule is consulted: known command, no missing or unknown field,
-    each field of its kind. Kinds: ``int`` (a whole number), ``amount`` (a whole number > 0; money is
-    never fractional), ``card`` (a card in notation), ``cards`` (a list of them), ``amounts`` (a list of
-    whole numbers), or a ``choice:a|b`` of words."""
-    if command not in commands:
-        raise UnknownCommand(command, game, sorted(commands))
-    spec = commands[command]
-    extra = sorted(set(args) - set(spec))
-    if extra:
-        takes = f"takes {', '.join(spec)}" if spec else "takes no fields besides 'command' and 'player'"
-        raise BadArgument(extra[0], f"'{command}' {takes}; unexpected field '{extra[0]}'.")
-    out: dict[str, Any] = {}
-    for name, kind in spec.items():
-        optional = kind.endswith("?")
-        kind = kind.rstrip("?")
-        if name not in args:
-            if optional:
-                continue
-            raise BadArgument(name, f"'{command}' needs the field '{name}' ({_describe(kind)}).")
-        value = args[name]
-        if not _fits(kind, value, is_card):
-            raise BadArgument(name, f"'{name}' must be {_describe(kind)}; got {value!r}.")
-        out[name] = value
-    return out
-
-
-def _is_int(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
-def _fits(kind: str, value: Any, is_card: Any) -> bool:
-    if kind == "int":
-        return _is_int(value)
-    if kind == "amount":
-        return _is_int(value) and value > 0
-    if kind == "card":
-        return is_card(value)
-    if kind == "cards":
-        return isinstance(value, list) and bool(value) and all(is_card(c) for c in value)
-    if kind == "amounts":
-        return isinstance(value, list) and all(_is_int(a) for a in value)
-    if kind.startswith("choice:"):
-        return value in kind[len("choice:"):].split("|")
-    raise ValueError(f"unknown argument kind {kind}")
-
-
-def _describe(kind: str) -> str:
-    if kind.startswith("choice:"):
-        return "one of " + ", ".join(repr(w) for w in kind[len("choice:"):].split("|"))
-    return {
-        "int": "a whole number",
-        "amount": "a whole number above 0",
-        "card": "a card such as 'Ts' or '2c' (rank 2-9 T J Q K A, then suit s h d c)",
-        "cards": "a non-empty list of cards such as ['Ts', '2c']",
-        "amounts": "a list of whole numbers",
-    }[kind]

@@ -84,7 +84,7 @@ class IdempotencyRecord(Aggregate):
 
 class TablesService(Application):
     name = "Zametano"
-    snapshotting_intervals = {cls: 50 for cls in GAMES.values()}
+    snapshotting_intervals = {game.table: 50 for game in GAMES.values()}
 
     def __init__(
         self,
@@ -108,7 +108,7 @@ class TablesService(Application):
         try:
             super().__init__(env=merged)
             if settings is not None:
-                self.snapshotting_intervals = {cls: settings.snapshot_interval for cls in GAMES.values()}
+                self.snapshotting_intervals = {game.table: settings.snapshot_interval for game in GAMES.values()}
             self.clock = clock
             self.new_seed = new_seed
             self.index = Indexer(self, ROUND_MARKS)

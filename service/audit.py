@@ -19,12 +19,11 @@ from typing import Any
 
 from domain.chain import digest, format_timestamp
 from domain.errors import DomainError
+from domain.games import GAMES
 from domain.shuffle import ALGORITHM, shoe_order
 from domain.table import Table, TableEvent
 from service.errors import DamagedLog, IndexIncomplete, NotFoundInHistory, ServiceError
 from service.history import TableHistory
-
-ACCOUNTS = ("house", "pot", "kitty")
 
 
 def problem(check: str, event: dict[str, Any] | None, message: str) -> dict[str, Any]:
@@ -260,7 +259,7 @@ class RulesCheck:
         if table is None or versions != list(range(table.version + 1, end + 1)):
             self._resume(group)  # the log's own check names the missing or unreadable versions
             return
-        if group[0].type in ("TableOpened", "RolesAssigned"):
+        if group[0].type in GAMES[table.game].opening_events:
             try:
                 self.table = _apply(table, group[1:] if group[0].type == "TableOpened" else group)
             except Exception as exc:  # noqa: BLE001 - a decodable but altered event may not apply
@@ -381,7 +380,7 @@ def _totals(state: dict[str, Any] | None) -> dict[str, int]:
     if state is None:
         return {}
     totals = dict(state["balances"])
-    for account in ACCOUNTS:
+    for account in GAMES[state["game"]].accounts:
         if account in state:
             totals[account] = state[account]
     return totals
@@ -390,13 +389,14 @@ def _totals(state: dict[str, Any] | None) -> dict[str, int]:
 # --- the two audits the service offers ------------------------------------------------------------
 
 
-def _catch_up(history: TableHistory) -> None:
+def _catch_up(history: TableHistory) -> DamagedLog | None:
     """The read model caught up; a row it cannot read stops it where it is, which the audits, reading the log
-    itself, then name at its version."""
+    itself, then name at its version. Returns that damage, if any."""
     try:
         history.index_caught_up()
-    except DamagedLog:
-        pass
+    except DamagedLog as exc:
+        return exc
+    return None
 
 
 def _log_shoes(history: TableHistory, table_id: str, events: list[TableEvent]) -> tuple[dict[int, dict[str, Any]], list[dict[str, Any]]]:
@@ -507,14 +507,17 @@ def round_audit(history: TableHistory, table_id: str, number: int) -> dict[str, 
 def _finished_round(history: TableHistory, table_id: str, number: int) -> dict[str, Any]:
     """The read model's row of the round: where it starts and ends in the log."""
     history.require_table(table_id)
-    _catch_up(history)
+    stuck = _catch_up(history)
     row = history.indexed_round(table_id, number)
     if row is not None:
         return row
     index_error = history.index_error(table_id)
     if index_error is not None:
         raise IndexIncomplete(table_id, index_error, f"Round {number}")
-    finished = history.indexed_table(table_id)["rounds"]  # type: ignore[index] - no index_error: it is indexed
+    if stuck is not None and 1 <= number <= 2**62:  # a larger number cannot exist
+        raise stuck  # the round may lie past a row the read model could not read: a 409 that says so
+    indexed = history.indexed_table(table_id)
+    finished = indexed["rounds"] if indexed is not None else 0
     raise NotFoundInHistory(
         f"Table '{table_id}' has no finished round {number}; its finished rounds are "
         + (f"1 to {finished}." if finished else "none yet.")

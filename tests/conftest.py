@@ -5,12 +5,14 @@ from __future__ import annotations
 import os
 import uuid
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
 from service.application import TablesService
 from service.config import load
 from tests.helpers import Seeds, StepClock
+from tests.served import Played, copy_store, play_store
 
 PG = {"host": "127.0.0.1", "port": "5432", "user": "postgres", "dbname": "test"}
 ON_CI = os.environ.get("CI", "").lower() == "true"
@@ -101,3 +103,16 @@ def shared_store(persistence_env: dict[str, str]) -> None:
     """Tests that play two server processes against one store; an in-memory store is per process."""
     if persistence_env["PERSISTENCE_MODULE"] == "eventsourcing.popo":
         pytest.skip("an in-memory event store cannot be shared by two processes")
+
+
+@pytest.fixture(scope="session")
+def played(tmp_path_factory: pytest.TempPathFactory) -> Played:
+    """Tables played once for the whole run on the real app over a real socket (tests/served.py)."""
+    return play_store(tmp_path_factory.mktemp("played") / "a.sqlite")
+
+
+@pytest.fixture
+def store(played: Played, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """This test's own copy of the played store, with the key it was signed with."""
+    monkeypatch.delenv("ZAMETANO_TOKEN", raising=False)
+    return copy_store(played.db, tmp_path)

@@ -89,9 +89,10 @@ def load_script(name: str, module_name: str) -> Any:
 DEMO = load_script("demo", "zametano_demo")  # its random legal player serves the tests too
 
 
-def random_args(state: dict[str, Any], expect: dict[str, str], rng: random.Random) -> dict[str, Any]:
-    """Random legal fields for one of the commands the state expects."""
-    return DEMO.fields_for(state, expect, rng)
+def random_args(state: dict[str, Any], expect: dict[str, Any], rng: random.Random) -> dict[str, Any]:
+    """Random legal fields for one of the commands the state expects, from the bounds ``expects`` gives
+    (no knowledge of any game)."""
+    return DEMO.fields_for(expect, rng)
 
 
 def pick(state: dict[str, Any], rng: random.Random) -> tuple[str, str, dict[str, Any]]:

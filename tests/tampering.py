@@ -1,19 +1,29 @@
-"""Direct edits of a test store's rows, as anyone with access to the database could make them."""
+"""Direct edits of a test store's rows, as anyone with write access to the database could make them: in place,
+by deleting or exchanging rows, or re-chained (every digest recomputed after the change, so that the log is
+consistent with itself again and only something kept outside the database can tell)."""
 
 from __future__ import annotations
 
 import json
 import sqlite3
 import uuid
+from collections.abc import Callable
 from contextlib import closing
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timedelta
 from typing import Any
 
 from domain.chain import digest, format_timestamp
 
+# Keys of a stored event's JSON that are not its data (DESIGN.md's envelope, as the library stores it).
+ENVELOPE = ("timestamp", "originator_topic", "actor", "digest", "command")
+
+# edit(version, type, stored event) -> the changed stored event, or None to leave it as it is
+Edit = Callable[[int, str, dict[str, Any]], dict[str, Any] | None]
+
 
 class Rows:
-    """One table's stored events and snapshots in an SQLite file or a PostgreSQL schema."""
+    """One table's stored events and snapshots in an SQLite file or a PostgreSQL schema, named by the same
+    settings the service reads."""
 
     def __init__(self, env: dict[str, str], table_id: str) -> None:
         self.env = env
@@ -23,7 +33,7 @@ class Rows:
             self.events, self.snapshots, self.mark = "stored_events", "stored_snapshots", "?"
             self.key: Any = uuid.UUID(table_id).hex
         else:
-            schema = env["POSTGRES_SCHEMA"]
+            schema = env.get("POSTGRES_SCHEMA", "public")
             self.events, self.snapshots, self.mark = f"{schema}.zametano_events", f"{schema}.zametano_snapshots", "%s"
             self.key = table_id
 
@@ -31,7 +41,7 @@ class Rows:
         return self._batch(sql, [params])
 
     def _batch(self, sql: str, rows: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
-        """Runs ``sql`` once per row of parameters on one connection; the last run's result rows."""
+        """Runs ``sql`` once per row of parameters in one transaction; the last run's result rows."""
         sql = sql.replace("?", self.mark)
         found: list[tuple[Any, ...]] = []
         if self.sqlite:
@@ -41,17 +51,21 @@ class Rows:
             return found
         import psycopg
 
-        with psycopg.connect(host=self.env["POSTGRES_HOST"], user=self.env["POSTGRES_USER"],
-                             dbname=self.env["POSTGRES_DBNAME"]) as db:  # one transaction, committed on exit
-            for params in rows:
+        with psycopg.connect(host=self.env["POSTGRES_HOST"], port=self.env.get("POSTGRES_PORT", "5432"),
+                             user=self.env["POSTGRES_USER"], dbname=self.env["POSTGRES_DBNAME"]) as db:
+            for params in rows:  # one transaction, committed on exit
                 cursor = db.execute(sql, params)
                 found = cursor.fetchall() if cursor.description else []
         return found
 
+    def rows(self) -> list[tuple[int, str, bytes]]:
+        """(version, event type, stored state) of every stored event, in version order."""
+        found = self._run(f"SELECT originator_version, topic, state FROM {self.events} WHERE originator_id = ? "
+                          "ORDER BY originator_version", self.key)
+        return [(v, topic.rsplit(":", 1)[-1], bytes(state)) for v, topic, state in found]
+
     def versions(self) -> list[int]:
-        return [v for (v,) in self._run(
-            f"SELECT originator_version FROM {self.events} WHERE originator_id = ? ORDER BY originator_version",
-            self.key)]
+        return [v for v, _, _ in self.rows()]
 
     def snapshot_versions(self) -> list[int]:
         return [v for (v,) in self._run(
@@ -64,6 +78,7 @@ class Rows:
         return json.loads(bytes(state))
 
     def write(self, version: int, state: dict[str, Any] | bytes) -> None:
+        """Replaces the stored event at ``version`` as it is: no digest is recomputed."""
         raw = state if isinstance(state, bytes) else json.dumps(state, separators=(",", ":")).encode()
         self._run(f"UPDATE {self.events} SET state = ? WHERE originator_id = ? AND originator_version = ?",
                   raw, self.key, version)
@@ -73,27 +88,47 @@ class Rows:
         self._run(f"DELETE FROM {self.events} WHERE originator_id = ? AND originator_version >= ? "
                   "AND originator_version <= ?", self.key, first, last if last is not None else 2**62)
 
-    def drop_snapshots(self) -> None:
-        self._run(f"DELETE FROM {self.snapshots} WHERE originator_id = ?", self.key)
+    def drop_snapshots(self, after: int = 0) -> None:
+        """Deletes the snapshots past version ``after`` (every one by default)."""
+        self._run(f"DELETE FROM {self.snapshots} WHERE originator_id = ? AND originator_version > ?",
+                  self.key, after)
 
     def exchange(self, a: int, b: int) -> None:
         """Exchanges the contents (type and state) of two rows; each keeps its version."""
         query = f"SELECT topic, state FROM {self.events} WHERE originator_id = ? AND originator_version = ?"
         (topic_a, state_a), (topic_b, state_b) = self._run(query, self.key, a)[0], self._run(query, self.key, b)[0]
         update = f"UPDATE {self.events} SET topic = ?, state = ? WHERE originator_id = ? AND originator_version = ?"
-        self._run(update, topic_b, bytes(state_b), self.key, a)
-        self._run(update, topic_a, bytes(state_a), self.key, b)
+        self._batch(update, [(topic_b, bytes(state_b), self.key, a), (topic_a, bytes(state_a), self.key, b)])
 
-    def shift_time(self, service: Any, by: timedelta) -> None:
-        """Moves every event's timestamp by ``by`` and recomputes every digest, so the chain holds."""
-        stored = dict(self._run(f"SELECT originator_version, state FROM {self.events} WHERE originator_id = ?",
-                                self.key))
-        prev, updates = "", []
-        for event in service.events.get(uuid.UUID(self.table_id)):
-            state = json.loads(bytes(stored[event.originator_version]))
-            moment = datetime.fromisoformat(state["timestamp"]["_data_"]) + by
-            state["timestamp"]["_data_"] = moment.isoformat()
-            stamp = format_timestamp(moment.astimezone(timezone.utc))
-            state["digest"] = prev = digest(prev, event.originator_version, event.type, stamp, event.actor, event.data)
-            updates.append((json.dumps(state, separators=(",", ":")).encode(), self.key, event.originator_version))
-        self._batch(f"UPDATE {self.events} SET state = ? WHERE originator_id = ? AND originator_version = ?", updates)
+    def rechain(self, edit: Edit) -> list[int]:
+        """Applies ``edit`` to every stored event (its data, or its envelope such as the timestamp), then
+        recomputes every digest from the first change on, so that the chain holds again. Returns the versions
+        the edit changed."""
+        changed: list[int] = []
+        updates: list[tuple[Any, ...]] = []
+        prev = ""
+        for version, type_, raw in self.rows():
+            event = json.loads(raw)
+            new = edit(version, type_, json.loads(raw))
+            if new is not None and new != event:
+                changed.append(version)
+                event = new
+            if changed:
+                data = {k: v for k, v in event.items() if k not in ENVELOPE}
+                moment = format_timestamp(datetime.fromisoformat(event["timestamp"]["_data_"]))
+                event["digest"] = digest(prev, version, type_, moment, event["actor"], data)
+                updates.append((json.dumps(event, separators=(",", ":")).encode(), self.key, version))
+            prev = event["digest"]
+        if updates:
+            self._batch(f"UPDATE {self.events} SET state = ? WHERE originator_id = ? AND originator_version = ?",
+                        updates)
+        return changed
+
+    def shift_time(self, by: timedelta) -> list[int]:
+        """Moves every event's timestamp by ``by`` and recomputes every digest."""
+
+        def moved(version: int, type_: str, event: dict[str, Any]) -> dict[str, Any]:
+            moment = datetime.fromisoformat(event["timestamp"]["_data_"]) + by
+            return {**event, "timestamp": {**event["timestamp"], "_data_": moment.isoformat()}}
+
+        return self.rechain(moved)

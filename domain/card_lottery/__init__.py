@@ -1,1 +1,24 @@
 """The Card lottery ("Kartochnaya lotereya"), RULES.md Game B."""
+
+from domain.card_lottery import rounds, rules
+from domain.card_lottery.table import CardLotteryTable
+from domain.card_lottery.view import view
+from domain.game import Game
+from domain.table import DEALER_RULE
+
+GAME = Game(
+    name=rules.GAME,
+    title="Card lottery",
+    table=CardLotteryTable,
+    players=(2, rules.MAX_HOLDERS + 2),
+    rounds=rounds.MARKS,
+    view=view,
+    options=rules.OPTIONS,
+    roles={
+        "banker": "The banker, one of the players: collects, lays out, spreads the pot and reveals.",
+        "dealer": "The dealer, another of the players: deals the holders' cards.",
+    },
+    accounts=("pot", "kitty"),
+    actors=(DEALER_RULE,),
+    opening_events=("TableOpened", "RolesAssigned"),
+)

@@ -52,4 +52,5 @@ def _describe(summary: dict[str, Any]) -> str:
     return text
 
 
-MARKS = RoundMarks(opens=_opens, closes=_closes, note=_note, describe=_describe)
+MARKS = RoundMarks(opens=_opens, closes=_closes, note=_note, describe=_describe,
+                   doc="a round is one stage-1 round, or the stage 2 of a game.")

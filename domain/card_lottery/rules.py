@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from domain.cards import rank, rank_order, suit
-from domain.errors import InvalidRules
+from domain.game import OptionSpec, resolve_options
 
 GAME = "card-lottery"
 MIN_HOLDERS, MAX_HOLDERS = 1, 17
@@ -26,38 +26,23 @@ CARRY, TO_BANKER = "carry", "to_banker"
 
 # --- options ---------------------------------------------------------------------------------------
 
-def resolve_rules(options: Mapping[str, Any]) -> dict[str, Any]:
+MAX_CONTRIBUTION = 10**9
+OPTIONS = (
+    OptionSpec("contribution", "int", 10, 1, MAX_CONTRIBUTION,
+               doc="What each holder pays into the pot at every round (B.1), unless the banker collects "
+                   "another amount."),
+    OptionSpec("unclaimed", "choice", CARRY, choices=(CARRY, TO_BANKER),
+               doc="A prize nobody holds: carried to the next round's pot, or paid to the banker (B.5)."),
+    OptionSpec("stage2", "choice", BEATING, choices=(BEATING, TRICKS), doc="How stage 2 is played."),
+    OptionSpec("fine_per_card", "int", 1, 0, 10**6, doc="`beating`: the fine per card left in hand or taken."),
+    OptionSpec("banker_plays", "bool", False, doc="The banker is dealt in as a holder too."),
+    OptionSpec("dealer_plays", "bool", False, doc="The dealer is dealt in as a holder too."),
+)
+
+
+def resolve_rules(options: Mapping[str, Any], players: int = 0) -> dict[str, Any]:
     """The table's options with defaults filled in; unknown options and values out of range are refused."""
-    rules: dict[str, Any] = {
-        "contribution": 10,
-        "unclaimed": CARRY,
-        "stage2": BEATING,
-        "fine_per_card": 1,
-        "banker_plays": False,
-        "dealer_plays": False,
-    }
-    unknown = sorted(set(options) - set(rules))
-    if unknown:
-        raise InvalidRules(
-            unknown[0], f"Unknown rules option '{unknown[0]}' for {GAME}; the options are: {', '.join(rules)}."
-        )
-    rules.update(options)
-    _require_int(rules, "contribution", 1, 10**9)
-    _require_int(rules, "fine_per_card", 0, 10**6)
-    if rules["unclaimed"] not in (CARRY, TO_BANKER):
-        raise InvalidRules("unclaimed", "Option 'unclaimed' must be 'carry' or 'to_banker'.")
-    if rules["stage2"] not in (BEATING, TRICKS):
-        raise InvalidRules("stage2", "Option 'stage2' must be 'beating' or 'tricks'.")
-    for flag in ("banker_plays", "dealer_plays"):
-        if not isinstance(rules[flag], bool):
-            raise InvalidRules(flag, f"Option '{flag}' must be true or false.")
-    return rules
-
-
-def _require_int(rules: dict[str, Any], name: str, low: int, high: int) -> None:
-    value = rules[name]
-    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-        raise InvalidRules(name, f"Option '{name}' must be a whole number from {low} to {high}; got {value!r}.")
+    return resolve_options(GAME, OPTIONS, options, players)
 
 
 # --- participants ----------------------------------------------------------------------------------

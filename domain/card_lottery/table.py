@@ -8,13 +8,15 @@ of cards; fines to the kitty; both decks revealed; the next game's pot starts fr
 from __future__ import annotations
 
 from collections.abc import Callable
-from datetime import datetime
+from itertools import combinations, product
 from typing import Any
 
 from domain.card_lottery import rules as R
-from domain.cards import suit
+from domain.cards import rank, suit
 from domain.errors import BadArgument, IllegalPlay, InvalidPlayers, InvalidRules
+from domain.game import FieldSpec, applies, command
 from domain.table import (
+    Issued,
     DEALER_RULE,
     SERVICE,
     CardDealt,
@@ -22,7 +24,6 @@ from domain.table import (
     ShoeShuffled,
     Table,
     TableEvent,
-    validate_players,
 )
 
 SHUFFLE, COLLECT, LAY_OUT, DISTRIBUTE, DEAL, REVEAL = "shuffle", "collect", "lay_out", "distribute", "deal", "reveal"
@@ -137,27 +138,28 @@ class GameEnded(TableEvent):
     kitty: int
 
 
-COMMANDS: dict[str, dict[str, str]] = {
-    "shuffle": {"deck": "choice:banker|dealer"},
-    "collect": {"amount": "amount?"},
-    "lay_out": {},
-    "distribute": {"amounts": "amounts"},
-    "deal": {},
-    "reveal": {},
-    "lead": {"cards": "cards"},
-    "beat": {"cards": "cards"},
-    "take": {},
-    "play": {"card": "card"},
-}
+DECK = FieldSpec("choice", choices=(BANKER_DECK, DEALER_DECK), doc="Which deck: the banker's or the dealer's.")
+CONTRIBUTION = FieldSpec("amount", optional=True,
+                         doc="What each holder pays this round; the rules' contribution if left out.")
+AMOUNTS = FieldSpec("amounts", doc="The pot spread over the four lottery cards, in the order laid out (B.3).")
+LED = FieldSpec("cards", doc="One card, or two of equal rank, from the hand.")
+BEATERS = FieldSpec("cards", doc="A higher card of its suit for each led card, in the led order.")
+CARD = FieldSpec("card", doc="A card from the hand; follow the led suit if you can.")
 
 
 class CardLotteryTable(Table):
-    GAME = R.GAME
-    COMMANDS = COMMANDS
-    SEEDED = ("shuffle",)
+    FIRST_EVENTS = {
+        "ShoeShuffled": "shuffle",
+        "PotDistributed": "distribute",
+        "LotteryCardsRevealed": "reveal",
+        "CardsLed": "lead",
+        "CardsBeaten": "beat",
+        "CardsTaken": "take",
+        "CardPlayed": "play",
+    }
 
-    def __init__(self, game: str, players: list[str], rules: dict[str, Any], digest: str, command: int) -> None:
-        super().__init__(game, players, rules, digest, command)
+    def __init__(self, game: str, players: list[str], rules: dict[str, Any]) -> None:
+        super().__init__(game, players, rules)
         self.banker = ""
         self.dealer = ""
         self.holders: list[str] = []
@@ -180,24 +182,14 @@ class CardLotteryTable(Table):
         self.trick: list[list[str]] = []  # [holder, card] in the order played
         self.turn = ""
 
+    # --- opening -----------------------------------------------------------------------------------
+
     @classmethod
-    def open(cls, players: Any, options: Any, now: datetime, **roles: Any) -> "CardLotteryTable":
-        names = validate_players(players, 2, R.MAX_HOLDERS + 2)
-        if not isinstance(options, dict):
-            raise BadArgument("rules", "'rules' must be an object of options.")
-        rules = R.resolve_rules(options)
-        extra = sorted(set(roles) - {"banker", "dealer"})
-        if extra:
-            raise BadArgument(extra[0], f"Unexpected field '{extra[0]}'.")
-        banker, dealer = roles.get("banker"), roles.get("dealer")
-        for role, name in (("banker", banker), ("dealer", dealer)):
-            if name is None:
-                raise BadArgument(role, f"The card lottery needs a '{role}', one of the players ({', '.join(names)}).")
-            if name not in names:
-                raise BadArgument(role, f"The {role} '{name}' is not among the players ({', '.join(names)}).")
+    def _check_opening(cls, players: list[str], rules: dict[str, Any], roles: dict[str, Any]) -> None:
+        banker, dealer = roles["banker"], roles["dealer"]
         if banker == dealer:
             raise BadArgument("dealer", "The banker and the dealer are two different players.")
-        holders = R.holders_of(names, banker, dealer, rules)
+        holders = R.holders_of(players, banker, dealer, rules)
         if not R.MIN_HOLDERS <= len(holders) <= R.MAX_HOLDERS:
             raise InvalidPlayers(
                 f"The card lottery has {R.MIN_HOLDERS} to {R.MAX_HOLDERS} holders besides the banker and the dealer; "
@@ -209,32 +201,69 @@ class CardLotteryTable(Table):
                 f"A pot of {rules['contribution']} x {len(holders)} holder(s) cannot be spread over four cards "
                 f"of at least 1 each; the contribution must be at least {-(-R.MIN_POT // len(holders))}.",
             )
-        table = cls._open(names, rules, now)
-        Recorder(table, now, number=1)(RolesAssigned, SERVICE, banker=banker, dealer=dealer, holders=holders)
-        return table
+
+    def _record_opening(self, rec: Recorder, roles: dict[str, Any]) -> None:
+        banker, dealer = roles["banker"], roles["dealer"]
+        holders = R.holders_of(self.players, banker, dealer, self.rules)
+        rec(RolesAssigned, SERVICE, banker=banker, dealer=dealer, holders=holders)
 
     # --- what the table waits for ------------------------------------------------------------------
 
-    def expects(self) -> list[dict[str, str]]:
+    def expects(self) -> list[dict[str, Any]]:
+        """Every command legal now, with the bounds legal now (the amounts, the cards that may be used)."""
         p = self.phase
         if p == SHUFFLE:
             return [
-                {"command": "shuffle", "player": who, "deck": deck}
+                {**self.expect("shuffle", who, deck={"choices": [deck]}), "deck": deck}
                 for deck, who in ((BANKER_DECK, self.banker), (DEALER_DECK, self.dealer))
                 if deck not in self.shuffled
             ]
-        if p in (COLLECT, LAY_OUT, DISTRIBUTE, REVEAL):
-            return [{"command": p, "player": self.banker}]
+        if p == COLLECT:
+            least = self._least_contribution()
+            return [self.expect("collect", self.banker, amount={"min": least, "max": R.MAX_CONTRIBUTION})]
+        if p == DISTRIBUTE:
+            pot = self.accounts.get("pot", 0)
+            return [self.expect("distribute", self.banker, amounts={"count": R.LOTTERY_CARDS, "min": 1, "sum": pot})]
+        if p in (LAY_OUT, REVEAL):
+            return [self.expect(p, self.banker)]
         if p == DEAL:
-            return [{"command": "deal", "player": self.dealer}]
+            return [self.expect("deal", self.dealer)]
         if p == LEAD:
-            return [{"command": "lead", "player": self.leader}]
+            return [self.expect("lead", self.leader, cards=self._lead_bounds())]
         if p == BEAT:
-            command = "beat" if R.can_beat(self.led, self.hands[self.target]) else "take"
-            return [{"command": command, "player": self.target}]
+            if R.can_beat(self.led, self.hands[self.target]):
+                return [self.expect("beat", self.target, cards=self._beat_bounds())]
+            return [self.expect("take", self.target)]
         if p == PLAY:
-            return [{"command": "play", "player": self.turn}]
+            return [self.expect("play", self.turn, card={"cards": self._playable()})]
         return []
+
+    def _least_contribution(self) -> int:
+        """B.1: the smallest contribution that makes this round's pot at least 4."""
+        return max(1, -(-(R.MIN_POT - self._carried()) // len(self.holders)))
+
+    def _carried(self) -> int:
+        kitty = self.accounts.get("kitty", 0) if self.game_rounds == 0 else 0
+        return self.accounts.get("pot", 0) + kitty
+
+    def _lead_bounds(self) -> dict[str, Any]:
+        hand = self.hands[self.leader]
+        pairs = [list(pair) for pair in combinations(hand, 2) if rank(pair[0]) == rank(pair[1])]
+        return {"cards": list(hand), "min_count": 1, "max_count": 2, "sets": [[c] for c in hand] + pairs}
+
+    def _beat_bounds(self) -> dict[str, Any]:
+        hand = self.hands[self.target]
+        each = [[c for c in hand if R.beats(led, c)] for led in self.led]
+        return {
+            "cards": [c for c in hand if any(c in answers for answers in each)],
+            "count": len(self.led),
+            "sets": [list(s) for s in product(*each) if len(set(s)) == len(s)],
+        }
+
+    def _playable(self) -> list[str]:
+        hand = self.hands[self.turn]
+        led_suit = suit(self.trick[0][1]) if self.trick else None
+        return [c for c in hand if R.may_play(c, led_suit, hand)]
 
     def _may_issue(self, command: str, player: str) -> bool:
         if self.phase == BEAT and command in ("beat", "take") and player == self.target:
@@ -254,10 +283,7 @@ class CardLotteryTable(Table):
             PLAY: "stage 2: a trick is being played",
         }.get(self.phase, self.phase)
 
-    def command_of(self, events: list[dict[str, Any]]) -> tuple[str, str, dict[str, Any]]:
-        """The command (name, issuer, fields) that recorded these events, read from its first event: what an
-        auditor re-runs against the rules. Raises KeyError for a first event no command of this game records."""
-        first = events[0]
+    def _command_from(self, first: dict[str, Any], events: list[dict[str, Any]]) -> Issued | None:
         kind, actor, data = first["type"], first["actor"], first["data"]
         if kind == "PaymentMade":  # the first money of a collect
             collected = next(e for e in events if e["type"] == "ContributionsCollected")
@@ -265,37 +291,33 @@ class CardLotteryTable(Table):
         if kind == "CardDealt":
             deck = self._deck_numbered(data["shoe"])["deck"]
             return ("lay_out" if deck == BANKER_DECK else "deal"), actor, {}
-        command, fields = {
-            "ShoeShuffled": ("shuffle", ("deck",)),
-            "PotDistributed": ("distribute", ("amounts",)),
-            "LotteryCardsRevealed": ("reveal", ()),
-            "CardsLed": ("lead", ("cards",)),
-            "CardsBeaten": ("beat", ("cards",)),
-            "CardsTaken": ("take", ()),
-            "CardPlayed": ("play", ("card",)),
-        }[kind]
-        return command, actor, {f: data[f] for f in fields}
+        return None
 
     # --- commands: stage 1 -------------------------------------------------------------------------
 
-    def do_shuffle(self, rec: Recorder, player: str, new_seed: Callable[[], bytes], deck: str) -> None:
+    @command("shuffle", seeded=True, deck=DECK)
+    def _shuffle_deck(self, rec: Recorder, player: str, new_seed: Callable[[], bytes], deck: str) -> None:
         """B: the banker shuffles the banker's deck, the dealer the dealer's; neither deck is cut."""
         own = BANKER_DECK if player == self.banker else DEALER_DECK
         if deck != own:
             raise IllegalPlay(f"The {own} shuffles the {own}'s deck; send deck '{own}'.")
         self._shuffle(rec, player, deck, 1, new_seed())
 
-    def do_collect(self, rec: Recorder, player: str, amount: int | None = None) -> None:
-        """B.1: every holder pays the contribution; the pot adds what was carried (the kitty, at a game's first round)."""
+    @command("collect", amount=CONTRIBUTION)
+    def _collect(self, rec: Recorder, player: str, amount: int | None = None) -> None:
+        """B.1: every holder pays the contribution; the pot adds what was carried (the kitty, at a game's
+        first round)."""
         amount = self.rules["contribution"] if amount is None else amount
+        if amount > R.MAX_CONTRIBUTION:
+            raise IllegalPlay(f"A contribution is at most {R.MAX_CONTRIBUTION}; got {amount}.")
         kitty = self.accounts.get("kitty", 0) if self.game_rounds == 0 else 0
-        carried = self.accounts.get("pot", 0) + kitty
+        carried = self._carried()
         pot = R.round_pot(amount, len(self.holders), carried)
         if not R.pot_can_be_spread(pot):
             raise IllegalPlay(
                 f"This round's pot would be {pot} ({len(self.holders)} x {amount} + {carried} carried); "
                 f"four lottery cards need at least {R.MIN_POT}. Collect at least "
-                f"{-(-(R.MIN_POT - carried) // len(self.holders))} from each holder."
+                f"{self._least_contribution()} from each holder."
             )
         if kitty:
             self._pay(rec, player, "kitty", "pot", kitty, "kitty opens the game's pot")
@@ -303,27 +325,45 @@ class CardLotteryTable(Table):
             self._pay(rec, player, holder, "pot", amount, "contribution")
         rec(ContributionsCollected, player, round=self.round + 1, amount=amount, pot=pot)
 
-    def do_lay_out(self, rec: Recorder, player: str) -> None:
-        """B.2: four cards from the banker's deck, face down."""
+    @command("lay_out")
+    def _lay_out(self, rec: Recorder, player: str) -> None:
+        """B.2: the banker lays out four cards from the banker's deck, face down."""
         for _ in range(R.LOTTERY_CARDS):
             self._take(rec, player, self.banker, False, BANKER_DECK)
 
-    def do_distribute(self, rec: Recorder, player: str, amounts: list[int]) -> None:
+    @command("distribute", amounts=AMOUNTS)
+    def _distribute(self, rec: Recorder, player: str, amounts: list[int]) -> None:
         """B.3: the pot spread over the four cards, at least 1 each, summing exactly to the pot."""
         problem = R.distribution_problem(amounts, self.accounts.get("pot", 0))
         if problem:
             raise IllegalPlay(problem)
         rec(PotDistributed, player, amounts=list(amounts))
 
-    def do_deal(self, rec: Recorder, player: str) -> None:
-        """B.4: three cards to each holder, three at a time, holder by holder in seat order."""
+    @command("deal")
+    def _deal(self, rec: Recorder, player: str) -> None:
+        """B.4: the dealer deals three cards to each holder, three at a time, in seat order."""
         for holder in self.holders:
             for _ in range(R.CARDS_PER_HOLDER):
                 self._take(rec, player, holder, False, DEALER_DECK)
 
-    def do_reveal(self, rec: Recorder, player: str) -> None:
-        """B.5: prizes to the holders of matching cards; the rest carried (or to the banker); B.6 ends stage 1."""
+    @command("reveal")
+    def _reveal_lottery(self, rec: Recorder, player: str) -> None:
+        """B.5: prizes to the holders of matching cards, the rest carried (or to the banker); B.6 ends stage 1."""
         rec(LotteryCardsRevealed, player, cards=list(self.lottery), amounts=list(self.amounts))
+        winning_cards = self._pay_prizes(rec)
+        piles = {h: [c for c in self.hands[h] if c not in winning_cards] for h in self.holders}
+        rec(CardsSetAside, DEALER_RULE, piles=piles)
+        banker_left = len(self.decks[BANKER_DECK]["cards"]) - self.decks[BANKER_DECK]["dealt"]
+        dealer_left = len(self.decks[DEALER_DECK]["cards"]) - self.decks[DEALER_DECK]["dealt"]
+        if R.stage1_over(banker_left, dealer_left, len(self.holders)):
+            pot = self.accounts.get("pot", 0)
+            if pot:
+                self._pay(rec, DEALER_RULE, "pot", "kitty", pot, "stage 1 over: the pot goes to the kitty")
+            rec(Stage1Ended, DEALER_RULE, game=self.game_number, to_kitty=pot)
+            self._begin_stage2(rec)
+
+    def _pay_prizes(self, rec: Recorder) -> set[str]:
+        """B.5: each lottery card pays its holder, or is carried or paid to the banker; the winning cards."""
         won = dict(R.prizes(self.lottery, self.hands))
         winning_cards = set()
         for index, (card, amount) in enumerate(zip(self.lottery, self.amounts)):
@@ -337,16 +377,7 @@ class CardLotteryTable(Table):
                 self._pay(rec, DEALER_RULE, "pot", self.banker, amount, f"unclaimed prize on {card}")
             else:
                 rec(PrizeUnclaimed, DEALER_RULE, card=card, amount=amount, disposition="carried")
-        piles = {h: [c for c in self.hands[h] if c not in winning_cards] for h in self.holders}
-        rec(CardsSetAside, DEALER_RULE, piles=piles)
-        banker_left = len(self.decks[BANKER_DECK]["cards"]) - self.decks[BANKER_DECK]["dealt"]
-        dealer_left = len(self.decks[DEALER_DECK]["cards"]) - self.decks[DEALER_DECK]["dealt"]
-        if R.stage1_over(banker_left, dealer_left, len(self.holders)):
-            pot = self.accounts.get("pot", 0)
-            if pot:
-                self._pay(rec, DEALER_RULE, "pot", "kitty", pot, "stage 1 over: the pot goes to the kitty")
-            rec(Stage1Ended, DEALER_RULE, game=self.game_number, to_kitty=pot)
-            self._begin_stage2(rec)
+        return winning_cards
 
     # --- commands: stage 2 -------------------------------------------------------------------------
 
@@ -359,8 +390,9 @@ class CardLotteryTable(Table):
             # A holder who starts stage 2 with no cards ends it at once; a lone holder has nobody to play.
             self._end_stage2(rec, empty[0] if empty else None)
 
-    def do_lead(self, rec: Recorder, player: str, cards: list[str]) -> None:
-        """`beating`: one card, or two of equal rank, at the next holder to the left."""
+    @command("lead", cards=LED)
+    def _lead(self, rec: Recorder, player: str, cards: list[str]) -> None:
+        """`beating`: one card, or two of equal rank, led at the next holder to the left."""
         problem = R.lead_problem(cards, self.hands[player])
         if problem:
             raise IllegalPlay(problem)
@@ -368,7 +400,8 @@ class CardLotteryTable(Table):
         if not self.hands[player]:
             self._end_stage2(rec, player)
 
-    def do_beat(self, rec: Recorder, player: str, cards: list[str]) -> None:
+    @command("beat", cards=BEATERS)
+    def _beat(self, rec: Recorder, player: str, cards: list[str]) -> None:
         """`beating`: each led card beaten by a higher card of its suit; the beater leads next."""
         hand = self.hands[player]
         if not R.can_beat(self.led, hand):
@@ -380,8 +413,9 @@ class CardLotteryTable(Table):
         if not self.hands[player]:
             self._end_stage2(rec, player)
 
-    def do_take(self, rec: Recorder, player: str) -> None:
-        """`beating`: only a holder who cannot beat may take; they lose their turn to lead."""
+    @command("take")
+    def _take_led(self, rec: Recorder, player: str) -> None:
+        """`beating`: a holder who cannot beat takes the led cards and loses the turn to lead."""
         hand = self.hands[player]
         if R.can_beat(self.led, hand):
             options = "; ".join(
@@ -390,8 +424,9 @@ class CardLotteryTable(Table):
             raise IllegalPlay(f"You can beat, so you must: {options}. A take is allowed only when no beat exists.")
         rec(CardsTaken, player, holder=player, cards=list(self.led), next_leader=R.left_of(self.holders, player))
 
-    def do_play(self, rec: Recorder, player: str, card: str) -> None:
-        """`tricks`: follow the led suit if you can; the highest card of the led suit takes the trick."""
+    @command("play", card=CARD)
+    def _play(self, rec: Recorder, player: str, card: str) -> None:
+        """`tricks`: a card, following the led suit if you can; the highest of the led suit takes the trick."""
         hand = self.hands[player]
         led_suit = suit(self.trick[0][1]) if self.trick else None
         if card not in hand:
@@ -422,8 +457,8 @@ class CardLotteryTable(Table):
 
     # --- applying events ---------------------------------------------------------------------------
 
-    def when_RolesAssigned(self, e: RolesAssigned) -> None:
-        self._after(e)
+    @applies(RolesAssigned)
+    def _roles_assigned(self, e: RolesAssigned) -> None:
         self.banker, self.dealer, self.holders = e.banker, e.dealer, list(e.holders)
         self._new_game_state()
 
@@ -437,20 +472,20 @@ class CardLotteryTable(Table):
         self.last_winner = None
         self.led, self.trick, self.leader, self.target, self.turn = [], [], "", "", ""
 
-    def when_ShoeShuffled(self, e: ShoeShuffled) -> None:
-        super().when_ShoeShuffled(e)
+    @applies(ShoeShuffled)
+    def _deck_shuffled(self, e: ShoeShuffled) -> None:
         self.shuffled.append(e.deck)
         if len(self.shuffled) == 2:
             self.phase = COLLECT
 
-    def when_ContributionsCollected(self, e: ContributionsCollected) -> None:
-        self._after(e)
+    @applies(ContributionsCollected)
+    def _contributions_collected(self, e: ContributionsCollected) -> None:
         self.round = e.round
         self.game_rounds += 1
         self.phase = LAY_OUT
 
-    def when_CardDealt(self, e: CardDealt) -> None:
-        super().when_CardDealt(e)
+    @applies(CardDealt)
+    def _card_dealt_here(self, e: CardDealt) -> None:
         if self._deck_numbered(e.shoe)["deck"] == BANKER_DECK:
             self.lottery.append(e.card)
             if len(self.lottery) == R.LOTTERY_CARDS:
@@ -460,25 +495,19 @@ class CardLotteryTable(Table):
             if all(len(self.hands[h]) == R.CARDS_PER_HOLDER for h in self.holders):
                 self.phase = REVEAL
 
-    def when_PotDistributed(self, e: PotDistributed) -> None:
-        self._after(e)
+    @applies(PotDistributed)
+    def _pot_distributed(self, e: PotDistributed) -> None:
         self.amounts = list(e.amounts)
         self.phase = DEAL
 
-    def when_LotteryCardsRevealed(self, e: LotteryCardsRevealed) -> None:
-        self._after(e)
-
-    def when_PrizeWon(self, e: PrizeWon) -> None:
-        self._after(e)
+    @applies(PrizeWon)
+    def _prize_won(self, e: PrizeWon) -> None:
         self.last_winner = e.holder
         self.hands[e.holder].remove(e.card)
         self.discarded[DEALER_DECK].append(e.card)
 
-    def when_PrizeUnclaimed(self, e: PrizeUnclaimed) -> None:
-        self._after(e)
-
-    def when_CardsSetAside(self, e: CardsSetAside) -> None:
-        self._after(e)
+    @applies(CardsSetAside)
+    def _cards_set_aside(self, e: CardsSetAside) -> None:
         for holder, pile in e.piles.items():
             self.set_aside[holder].extend(pile)
             self.hands[holder] = []
@@ -486,11 +515,8 @@ class CardLotteryTable(Table):
         self.lottery, self.amounts = [], []
         self.phase = COLLECT
 
-    def when_Stage1Ended(self, e: Stage1Ended) -> None:
-        self._after(e)
-
-    def when_Stage2Began(self, e: Stage2Began) -> None:
-        self._after(e)
+    @applies(Stage2Began)
+    def _stage2_began(self, e: Stage2Began) -> None:
         self.stage = 2
         self.round += 1  # stage 2 of a game is one round too
         self.hands = {h: list(cards) for h, cards in e.hands.items()}
@@ -498,16 +524,16 @@ class CardLotteryTable(Table):
         self.leader = self.turn = e.leader
         self.phase = LEAD if e.variant == R.BEATING else PLAY
 
-    def when_CardsLed(self, e: CardsLed) -> None:
-        self._after(e)
+    @applies(CardsLed)
+    def _cards_led(self, e: CardsLed) -> None:
         for c in e.cards:
             self.hands[e.holder].remove(c)
         self.led = list(e.cards)
         self.leader, self.target = e.holder, e.at
         self.phase = BEAT
 
-    def when_CardsBeaten(self, e: CardsBeaten) -> None:
-        self._after(e)
+    @applies(CardsBeaten)
+    def _cards_beaten(self, e: CardsBeaten) -> None:
         for c in e.cards:
             self.hands[e.holder].remove(c)
         self.discarded[DEALER_DECK].extend(e.led + e.cards)
@@ -515,70 +541,32 @@ class CardLotteryTable(Table):
         self.leader, self.target = e.holder, ""
         self.phase = LEAD
 
-    def when_CardsTaken(self, e: CardsTaken) -> None:
-        self._after(e)
+    @applies(CardsTaken)
+    def _cards_taken(self, e: CardsTaken) -> None:
         self.penalty[e.holder].extend(e.cards)
         self.led = []
         self.leader, self.target = e.next_leader, ""
         self.phase = LEAD
 
-    def when_CardPlayed(self, e: CardPlayed) -> None:
-        self._after(e)
+    @applies(CardPlayed)
+    def _card_played(self, e: CardPlayed) -> None:
         self.hands[e.holder].remove(e.card)
         self.trick.append([e.holder, e.card])
         self.turn = R.left_of(self.holders, e.holder)
 
-    def when_TrickTaken(self, e: TrickTaken) -> None:
-        self._after(e)
+    @applies(TrickTaken)
+    def _trick_taken(self, e: TrickTaken) -> None:
         self.discarded[DEALER_DECK].extend(e.cards)
         self.trick = []
         self.turn = self.leader = e.holder
 
-    def when_Stage2Ended(self, e: Stage2Ended) -> None:
-        self._after(e)
+    @applies(Stage2Ended)
+    def _stage2_ended(self, e: Stage2Ended) -> None:
         self.discarded[DEALER_DECK].extend(self.led)  # cards still on the table are discarded
         self.led = []
         self.phase = "ended"
 
-    def when_GameEnded(self, e: GameEnded) -> None:
-        self._after(e)
+    @applies(GameEnded)
+    def _game_ended(self, e: GameEnded) -> None:
         self.game_number = e.game + 1
         self._new_game_state()
-
-    # --- the table as anyone may see it --------------------------------------------------------------
-
-    def view(self) -> dict[str, Any]:
-        def counts(label: str) -> dict[str, Any]:
-            deck = self.decks.get(label)
-            if not deck or label not in self.shuffled:
-                return {"number": None, "dealt": 0, "remaining": 0}
-            return {"number": deck["number"], "dealt": deck["dealt"], "remaining": len(deck["cards"]) - deck["dealt"]}
-
-        return {
-            "game": self.game,
-            "rules": dict(self.rules),
-            "players": list(self.players),
-            "seats": list(self.players),
-            "banker": self.banker,
-            "dealer": self.dealer,
-            "holders": list(self.holders),
-            "phase": self.phase,
-            "stage": self.stage,
-            "game_number": self.game_number,
-            "round": self.round,
-            "expects": self.expects(),
-            "balances": dict(self.balances),
-            "pot": self.accounts.get("pot", 0),
-            "kitty": self.accounts.get("kitty", 0),
-            "lottery_cards": ["??"] * len(self.lottery),  # face down until revealed
-            "lottery_amounts": list(self.amounts),
-            "hands": {h: list(c) for h, c in self.hands.items()},
-            "set_aside": {h: ["??"] * len(c) for h, c in self.set_aside.items()},  # face-down piles (B.5)
-            "penalty_piles": {h: list(c) for h, c in self.penalty.items()},
-            "table": list(self.led) if self.led else [c for _, c in self.trick],
-            "leader": self.leader or None,
-            "to_beat": self.target or None,
-            "turn": (self.turn if self.phase == PLAY else None),
-            "last_winner": self.last_winner,
-            "decks": {BANKER_DECK: counts(BANKER_DECK), DEALER_DECK: counts(DEALER_DECK)},
-        }

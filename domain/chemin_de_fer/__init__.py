@@ -1,1 +1,20 @@
 """Chemin de fer ("Zheleznaya doroga"), RULES.md Game A."""
+
+from domain.chemin_de_fer import rounds, rules
+from domain.chemin_de_fer.table import ChemindeferTable
+from domain.chemin_de_fer.view import view
+from domain.game import Game
+from domain.table import DEALER_RULE
+
+GAME = Game(
+    name=rules.GAME,
+    title="Chemin de fer",
+    table=ChemindeferTable,
+    players=(rules.MIN_PLAYERS, rules.MAX_PLAYERS),
+    rounds=rounds.MARKS,
+    view=view,
+    options=rules.OPTIONS,
+    accounts=("house",),
+    actors=(DEALER_RULE,),
+    reserved=("banker", "punter"),  # the two hands' names
+)

@@ -55,4 +55,4 @@ def _describe(summary: dict[str, Any]) -> str:
     return "; ".join(parts)
 
 
-MARKS = RoundMarks(opens=_opens, closes=_closes, note=_note, describe=_describe)
+MARKS = RoundMarks(opens=_opens, closes=_closes, note=_note, describe=_describe, doc="a round is one coup.")

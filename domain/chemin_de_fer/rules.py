@@ -15,13 +15,15 @@ from domain import baccarat
 # Re-exported: callers keep reading the shared rules as this game's own (R.hand_total, R.DRAW, ...).
 from domain.baccarat import DRAW, STAND, hand_total, is_natural  # noqa: F401
 from domain.cards import rank_order
-from domain.errors import InvalidRules
+from domain.game import OptionSpec, resolve_options
 
 GAME = "chemin-de-fer"
 MIN_PLAYERS, MAX_PLAYERS = 2, 12
 MIN_STOP_CARD = 6
 MAX_STOP_CARD = 52
 MAX_COMMISSION_PERCENT = 50
+# A.3 sets no limit to a bank; this one keeps every sum of money exact in any JSON reader (below 2**53).
+MAX_BANK = 10**12
 
 EITHER = "either"  # DRAW and STAND come from the baccarat core
 PUNTER, BANKER, TIE = "punter", "banker", "tie"
@@ -30,39 +32,28 @@ DRAW_RULES = ("classic", "free")
 
 # --- options ---------------------------------------------------------------------------------------
 
+OPTIONS = (
+    OptionSpec("decks", "int", lambda players: players, 2, 12,
+               doc="Decks in the shoe; by default as many as players (A)."),
+    OptionSpec("stop_card", "int", 7, MIN_STOP_CARD, MAX_STOP_CARD,
+               doc="The stop card stands this many cards from the end; a coup that takes any of them finishes "
+                   "the shoe once settled (A.2)."),
+    OptionSpec("draw_rule", "choice", "classic", choices=DRAW_RULES,
+               doc="classic: the punter must draw on 0-4, chooses on 5, stands on 6-7, the banker follows the "
+                   "tableau of A.10; free: both choose freely on 0-7."),
+    OptionSpec("auto_forced", "bool", True,
+               doc="Where only one choice is legal, the service applies it at once (actor dealer-rule)."),
+    OptionSpec("commission_percent", "int", 0, 0, MAX_COMMISSION_PERCENT,
+               doc="The house's share of a winning banker's winnings, rounded down (A.11)."),
+)
+
+
 def resolve_rules(options: Mapping[str, Any], players: int) -> dict[str, Any]:
     """The table's options with defaults filled in; refuses unknown options and values out of range.
 
     Recorded in TableOpened and never changed, so a replay runs under the rules the table was played with.
     """
-    rules: dict[str, Any] = {
-        "decks": players,  # A: "as many decks as players"
-        "stop_card": 7,
-        "draw_rule": "classic",
-        "auto_forced": True,
-        "commission_percent": 0,
-    }
-    unknown = sorted(set(options) - set(rules))
-    if unknown:
-        raise InvalidRules(
-            unknown[0],
-            f"Unknown rules option '{unknown[0]}' for {GAME}; the options are: {', '.join(rules)}.",
-        )
-    rules.update(options)
-    _require_int(rules, "decks", 2, 12)
-    _require_int(rules, "stop_card", MIN_STOP_CARD, MAX_STOP_CARD)
-    _require_int(rules, "commission_percent", 0, MAX_COMMISSION_PERCENT)
-    if rules["draw_rule"] not in DRAW_RULES:
-        raise InvalidRules("draw_rule", "Option 'draw_rule' must be 'classic' or 'free'.")
-    if not isinstance(rules["auto_forced"], bool):
-        raise InvalidRules("auto_forced", "Option 'auto_forced' must be true or false.")
-    return rules
-
-
-def _require_int(rules: dict[str, Any], name: str, low: int, high: int) -> None:
-    value = rules[name]
-    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-        raise InvalidRules(name, f"Option '{name}' must be a whole number from {low} to {high}; got {value!r}.")
+    return resolve_options(GAME, OPTIONS, options, players)
 
 
 # --- A.1 seating by lots ---------------------------------------------------------------------------

@@ -1,7 +1,7 @@
 """The Chemin de fer table aggregate (RULES.md, Game A).
 
-Commands validate against the rules in rules.py, then record past-tense events; ``when_*`` methods only
-assign state. Phases name what the table waits for:
+Commands (``@command``) validate against the rules in rules.py, then record past-tense events; handlers
+(``@applies``) only assign state. Phases name what the table waits for:
 
     seating -> shuffle -> cut -> bank -> stakes -> close -> deal -> punter_draw -> banker_draw -> (settled)
 """
@@ -9,13 +9,14 @@ assign state. Phases name what the table waits for:
 from __future__ import annotations
 
 from collections.abc import Callable
-from datetime import datetime
 from typing import Any
 
 from domain.cards import point_value
 from domain.chemin_de_fer import rules as R
 from domain.errors import BadArgument, IllegalDraw, StakeAboveBank
+from domain.game import FieldSpec, applies, command
 from domain.table import (
+    Issued,
     DEALER_RULE,
     SERVICE,
     CardDealt,
@@ -25,7 +26,6 @@ from domain.table import (
     ShoeShuffled,
     Table,
     TableEvent,
-    validate_players,
 )
 
 SEATING, SHUFFLE, CUT, BANK, STAKES, CLOSE, DEAL = "seating", "shuffle", "cut", "bank", "stakes", "close", "deal"
@@ -125,30 +125,14 @@ class ShoeFinished(TableEvent):
     dealt: int
 
 
-# argument kinds accepted by each command: checked before any rule, so a malformed body appends nothing
-SEEDED = ("draw_seats", "shuffle")  # commands that take fresh randomness (from the service)
-COMMANDS: dict[str, dict[str, str]] = {
-    "draw_seats": {},
-    "shuffle": {},
-    "cut": {"position": "int"},
-    "post_bank": {"amount": "amount"},
-    "place_stake": {"amount": "amount"},
-    "pass": {},
-    "close_stakes": {},
-    "deal": {},
-    "draw": {},
-    "stand": {},
-    "pass_bank": {},
-}
+POSITION = FieldSpec("int", doc="Where the shoe is cut: from 1 to the shoe's size less 1 (A.2).")
+BANK_AMOUNT = FieldSpec("amount", doc="The bank, in whole units (A.3).")
+STAKE_AMOUNT = FieldSpec("amount", doc="The stake, at most the uncovered rest of the bank (A.4).")
 
 
 class ChemindeferTable(Table):
-    GAME = R.GAME
-    COMMANDS = COMMANDS
-    SEEDED = SEEDED
-
-    def __init__(self, game: str, players: list[str], rules: dict[str, Any], digest: str, command: int) -> None:
-        super().__init__(game, players, rules, digest, command)
+    def __init__(self, game: str, players: list[str], rules: dict[str, Any]) -> None:
+        super().__init__(game, players, rules)
         self.phase = SEATING
         self.resume = BANK  # where play resumes after a new shoe is shuffled and cut (A.2)
         self.seats: list[str] = []
@@ -164,16 +148,6 @@ class ChemindeferTable(Table):
         self.stop_zone_reached = False
         self.redeal = False  # a tied coup is dealt again: a new round from its first card
         self.lots: list[dict[str, str]] = []
-
-    @classmethod
-    def open(cls, players: Any, options: Any, now: datetime, **roles: Any) -> "ChemindeferTable":
-        if roles:
-            field = sorted(roles)[0]
-            raise BadArgument(field, f"'{field}' is a card lottery field; Chemin de fer seats its banker by lots.")
-        names = validate_players(players, R.MIN_PLAYERS, R.MAX_PLAYERS)
-        if not isinstance(options, dict):
-            raise BadArgument("rules", "'rules' must be an object of options.")
-        return cls._open(names, R.resolve_rules(options, len(names)), now)
 
     # --- who is who --------------------------------------------------------------------------------
 
@@ -194,31 +168,34 @@ class ChemindeferTable(Table):
                 return self.seats[seat]
         return None
 
-    def expects(self) -> list[dict[str, str]]:
-        """Every command that is legal now, one entry per command and player."""
+    def expects(self) -> list[dict[str, Any]]:
+        """Every command that is legal now, one entry per command and player, with the bounds legal now."""
         p = self.phase
         if p == SEATING:
-            return [{"command": "draw_seats", "player": name} for name in self.players]
+            return [self.expect("draw_seats", name) for name in self.players]
         if p == SHUFFLE:
-            return [{"command": "shuffle", "player": self.banker}]
+            return [self.expect("shuffle", self.banker)]
         if p == CUT:
-            return [{"command": "cut", "player": self.cutter}]
+            low, high = R.cut_positions(len(self.shoe["cards"]))
+            return [self.expect("cut", self.cutter, position={"min": low, "max": high})]
         out = []
         if p == BANK:
-            out.append({"command": "post_bank", "player": self.banker})
+            out.append(self.expect("post_bank", self.banker, amount={"min": 1, "max": R.MAX_BANK}))
         elif p == STAKES:
             speaker = self.next_speaker()
             if speaker:
-                out += [{"command": "place_stake", "player": speaker}, {"command": "pass", "player": speaker}]
+                most = R.largest_stake_allowed(self.bank, self.stakes)
+                out += [self.expect("place_stake", speaker, amount={"min": 1, "max": most}),
+                        self.expect("pass", speaker)]
         elif p == CLOSE:
-            out.append({"command": "close_stakes", "player": self.banker})
+            out.append(self.expect("close_stakes", self.banker))
         elif p == DEAL:
-            out.append({"command": "deal", "player": self.banker})
+            out.append(self.expect("deal", self.banker))
         elif p in (PUNTER_DRAW, BANKER_DRAW):
             who = self.punter if p == PUNTER_DRAW else self.banker
-            out += [{"command": c, "player": who} for c in self._legal_choices()]
+            out += [self.expect(c, who) for c in self._legal_choices()]
         if self.can_pass_bank and p in (BANK, STAKES) and not self.spoken:
-            out.append({"command": "pass_bank", "player": self.banker})
+            out.append(self.expect("pass_bank", self.banker))
         return out
 
     # --- commands ----------------------------------------------------------------------------------
@@ -246,8 +223,9 @@ class ChemindeferTable(Table):
             BANKER_DRAW: "the banker decides on a third card",
         }[self.phase]
 
-    def do_draw_seats(self, rec: Recorder, player: str, new_seed: Callable[[], bytes]) -> None:
-        """A.1: lots from a fresh single deck; ties draw again among themselves, highest group first."""
+    @command("draw_seats", seeded=True)
+    def _draw_seats(self, rec: Recorder, player: str, new_seed: Callable[[], bytes]) -> None:
+        """A.1: seats by lots from a fresh single deck; ties draw again among themselves, highest group first."""
         order: list[str] = []
         pending = [list(self.players)]  # groups still to be ordered, highest first
         self._shuffle(rec, SERVICE, "lots", 1, new_seed())
@@ -267,35 +245,44 @@ class ChemindeferTable(Table):
         rec(SeatsDrawn, SERVICE, seats=order, banker=order[0])
         self._reveal(rec)
 
-    def do_shuffle(self, rec: Recorder, player: str, new_seed: Callable[[], bytes]) -> None:
-        """A.2: all decks are shuffled together by the banker."""
+    @command("shuffle", seeded=True)
+    def _shuffle_shoe(self, rec: Recorder, player: str, new_seed: Callable[[], bytes]) -> None:
+        """A.2: the banker shuffles all the decks together."""
         self._shuffle(rec, player, "shoe", self.rules["decks"], new_seed())
 
-    def do_cut(self, rec: Recorder, player: str, position: int) -> None:
+    @command("cut", position=POSITION)
+    def _cut(self, rec: Recorder, player: str, position: int) -> None:
         """A.2: the player to the banker's right cuts at 1..N-1."""
         low, high = R.cut_positions(len(self.shoe["cards"]))
         if not low <= position <= high:
             raise BadArgument("position", f"The cut position must be from {low} to {high}; got {position}.")
         rec(ShoeCut, player, shoe=self.shoe["number"], position=position)
 
-    def do_post_bank(self, rec: Recorder, player: str, amount: int) -> None:
-        """A.3: the banker puts up the bank, an amount > 0."""
+    @command("post_bank", amount=BANK_AMOUNT)
+    def _post_bank(self, rec: Recorder, player: str, amount: int) -> None:
+        """A.3: the banker puts up the bank, an amount above 0."""
+        if amount > R.MAX_BANK:
+            raise BadArgument("amount", f"A bank is at most {R.MAX_BANK}; got {amount}.")
         rec(BankPosted, player, banker=player, amount=amount)
 
-    def do_place_stake(self, rec: Recorder, player: str, amount: int) -> None:
-        """A.4: a stake above the uncovered rest of the bank is refused, naming the largest allowed."""
+    @command("place_stake", amount=STAKE_AMOUNT)
+    def _place_stake(self, rec: Recorder, player: str, amount: int) -> None:
+        """A.4: a stake, at most the uncovered rest of the bank."""
         most = R.largest_stake_allowed(self.bank, self.stakes)
         if amount > most:
             raise StakeAboveBank(amount, most)
         rec(StakePlaced, player, player=player, amount=amount)
 
-    def do_pass(self, rec: Recorder, player: str) -> None:
+    @command("pass")
+    def _pass(self, rec: Recorder, player: str) -> None:
+        """A.4: the player speaks without staking."""
         rec(StakePassed, player, player=player)
         if self.phase == CLOSE and not self.stakes:
             rec(CoupCalledOff, DEALER_RULE, banker=self.banker, reason="every player passed")
 
-    def do_close_stakes(self, rec: Recorder, player: str) -> None:
-        """A.5 "Zametano": closed; the excess of an uncovered bank is withdrawn (A.5); A.6 picks the punter."""
+    @command("close_stakes")
+    def _close_stakes(self, rec: Recorder, player: str) -> None:
+        """A.5 "Zametano": the banker closes the stakes; A.6: the largest stake plays the hand."""
         at_risk = R.bank_at_risk(self.bank, self.stakes)
         rec(
             StakesClosed,
@@ -308,44 +295,50 @@ class ChemindeferTable(Table):
         if at_risk < self.bank:
             rec(ExcessWithdrawn, player, banker=player, amount=self.bank - at_risk, bank_at_risk=at_risk)
 
-    def do_deal(self, rec: Recorder, player: str) -> None:
-        """A.7: punter, banker, punter, banker, face down."""
+    @command("deal")
+    def _deal(self, rec: Recorder, player: str) -> None:
+        """A.7: the banker deals punter, banker, punter, banker, face down."""
         for to in (self.punter, player, self.punter, player):
             self._take(rec, player, to, False)
         self._advance(rec)
 
-    def do_draw(self, rec: Recorder, player: str) -> None:
+    @command("draw")
+    def _draw(self, rec: Recorder, player: str) -> None:
+        """A.9 / A.10: a third card, face up."""
         self._choose(rec, player, R.DRAW)
         self._advance(rec)
 
-    def do_stand(self, rec: Recorder, player: str) -> None:
+    @command("stand")
+    def _stand(self, rec: Recorder, player: str) -> None:
+        """A.9 / A.10: no third card."""
         self._choose(rec, player, R.STAND)
         self._advance(rec)
 
-    def do_pass_bank(self, rec: Recorder, player: str) -> None:
+    @command("pass_bank")
+    def _give_up_bank(self, rec: Recorder, player: str) -> None:
         """A.12: the banker gives the bank up, after a settled coup and before the first player speaks."""
         self._pass_bank(rec, player, "given up")
 
-    def command_of(self, events: list[dict[str, Any]]) -> tuple[str, str, dict[str, Any]]:
-        """The command (name, issuer, fields) that recorded these events, read from its first event: what an
-        auditor re-runs against the rules. Raises KeyError for a first event no command of this game records."""
-        first = events[0]
-        kind, actor, data = first["type"], first["actor"], first["data"]
-        if kind == "ShoeShuffled" and data["deck"] == "lots":
-            return "draw_seats", self.players[0], {}  # any player may ask; the events do not depend on who
+    # The command that recorded a group of events, by its first event (for the audit).
+    FIRST_EVENTS = {
+        "ShoeCut": "cut",
+        "BankPosted": "post_bank",
+        "StakePlaced": "place_stake",
+        "StakePassed": "pass",
+        "StakesClosed": "close_stakes",
+        "HandStood": "stand",
+        "BankPassed": "pass_bank",
+    }
+
+    def _command_from(self, first: dict[str, Any], events: list[dict[str, Any]]) -> Issued | None:
+        kind, data = first["type"], first["data"]
+        if kind == "ShoeShuffled":
+            if data["deck"] == "lots":
+                return "draw_seats", self.players[0], {}  # any player may ask; the events do not depend on who
+            return "shuffle", first["actor"], {}
         if kind == "CardDealt":
-            return ("draw" if data["face_up"] else "deal"), actor, {}
-        command, fields = {
-            "ShoeShuffled": ("shuffle", ()),
-            "ShoeCut": ("cut", ("position",)),
-            "BankPosted": ("post_bank", ("amount",)),
-            "StakePlaced": ("place_stake", ("amount",)),
-            "StakePassed": ("pass", ()),
-            "StakesClosed": ("close_stakes", ()),
-            "HandStood": ("stand", ()),
-            "BankPassed": ("pass_bank", ()),
-        }[kind]
-        return command, actor, {f: data[f] for f in fields}
+            return ("draw" if data["face_up"] else "deal"), first["actor"], {}
+        return None
 
     # --- sequencing within a coup ------------------------------------------------------------------
 
@@ -399,22 +392,25 @@ class ChemindeferTable(Table):
         rec(HandsShown, DEALER_RULE, punter=list(punter), banker=list(banker),
             punter_total=pt, banker_total=bt, natural=natural)
         winner = R.coup_winner(pt, bt)
-        banker_name = self.banker
         if winner == R.TIE:
             rec(CoupTied, DEALER_RULE, coup=self.coup, total=pt)
         else:
-            percent = self.rules["commission_percent"]
-            next_bank = R.bank_after_win(self.bank, self.stakes, percent) if winner == R.BANKER else 0
-            payments = R.settlement(self.stakes, banker_name, winner, percent)
-            rec(CoupSettled, DEALER_RULE, coup=self.coup, winner=winner,
-                punter_total=pt, banker_total=bt, next_bank=next_bank)
-            for p in payments:
-                self._pay(rec, DEALER_RULE, **p)
-            if winner == R.PUNTER:
-                self._pass_bank(rec, DEALER_RULE, "lost")  # A.12: a banker who loses loses the bank
+            self._settle(rec, winner, pt, bt)
         if self.stop_zone_reached:
             rec(ShoeFinished, DEALER_RULE, shoe=self.shoe["number"], dealt=self.shoe["dealt"])
             self._reveal(rec)
+
+    def _settle(self, rec: Recorder, winner: str, punter_total: int, banker_total: int) -> None:
+        """A.11 / A.12: the payments; a banker who wins keeps the bank, one who loses loses it."""
+        percent = self.rules["commission_percent"]
+        next_bank = R.bank_after_win(self.bank, self.stakes, percent) if winner == R.BANKER else 0
+        payments = R.settlement(self.stakes, self.banker, winner, percent)
+        rec(CoupSettled, DEALER_RULE, coup=self.coup, winner=winner,
+            punter_total=punter_total, banker_total=banker_total, next_bank=next_bank)
+        for p in payments:
+            self._pay(rec, DEALER_RULE, **p)
+        if winner == R.PUNTER:
+            self._pass_bank(rec, DEALER_RULE, "lost")
 
     def _pass_bank(self, rec: Recorder, actor: str, reason: str) -> None:
         seat = R.next_banker_seat(self.banker_seat, len(self.seats))
@@ -422,18 +418,18 @@ class ChemindeferTable(Table):
 
     # --- applying events ---------------------------------------------------------------------------
 
-    def when_ShoeShuffled(self, e: ShoeShuffled) -> None:
-        super().when_ShoeShuffled(e)
+    @applies(ShoeShuffled)
+    def _shoe_shuffled_here(self, e: ShoeShuffled) -> None:
         if e.deck == "shoe":
             self.phase = CUT
 
-    def when_ShoeCut(self, e: ShoeCut) -> None:
-        super().when_ShoeCut(e)
+    @applies(ShoeCut)
+    def _shoe_cut_here(self, e: ShoeCut) -> None:
         self.phase = self.resume
         self.stop_zone_reached = False
 
-    def when_CardDealt(self, e: CardDealt) -> None:
-        super().when_CardDealt(e)
+    @applies(CardDealt)
+    def _card_dealt_here(self, e: CardDealt) -> None:
         if self._deck_numbered(e.shoe)["deck"] == "lots":
             self.lots.append({"player": e.to, "card": e.card})
             return
@@ -455,37 +451,34 @@ class ChemindeferTable(Table):
             self.hands["banker"].append(e.card)
             self.phase = "showdown"
 
-    def when_SeatsDrawn(self, e: SeatsDrawn) -> None:
-        self._after(e)
+    @applies(SeatsDrawn)
+    def _seats_drawn(self, e: SeatsDrawn) -> None:
         self.seats = list(e.seats)
         self.banker_seat = 0
         self.phase = SHUFFLE
         self.resume = BANK
 
-    def when_ShoeRevealed(self, e: ShoeRevealed) -> None:
-        super().when_ShoeRevealed(e)
+    @applies(ShoeRevealed)
+    def _shoe_revealed_here(self, e: ShoeRevealed) -> None:
         if self._deck_numbered(e.shoe)["deck"] == "shoe":
             # A.2: play resumes where it stood, after a new shuffle and cut
             self.resume = self.phase
             self.phase = SHUFFLE
 
-    def when_BankPosted(self, e: BankPosted) -> None:
-        self._after(e)
+    @applies(BankPosted)
+    def _bank_posted(self, e: BankPosted) -> None:
         self.bank = e.amount
-        self.stakes = {}
-        self.spoken = []
-        self.can_pass_bank = False
-        self.phase = STAKES
+        self._new_bank(STAKES)
 
-    def when_StakePlaced(self, e: StakePlaced) -> None:
-        self._after(e)
+    @applies(StakePlaced)
+    def _stake_placed(self, e: StakePlaced) -> None:
         if not self.stakes:
             self.coup += 1  # a round is one coup, from its first stake
         self.stakes[e.player] = e.amount
         self._spoke(e.player)
 
-    def when_StakePassed(self, e: StakePassed) -> None:
-        self._after(e)
+    @applies(StakePassed)
+    def _stake_passed(self, e: StakePassed) -> None:
         self._spoke(e.player)
 
     def _spoke(self, player: str) -> None:
@@ -493,38 +486,38 @@ class ChemindeferTable(Table):
         if self.next_speaker() is None:
             self.phase = CLOSE
 
-    def when_CoupCalledOff(self, e: CoupCalledOff) -> None:
-        self._after(e)
+    @applies(CoupCalledOff)
+    def _coup_called_off(self, e: CoupCalledOff) -> None:
         self.spoken = []
         self.phase = BANK
         self.can_pass_bank = True
 
-    def when_StakesClosed(self, e: StakesClosed) -> None:
-        self._after(e)
+    @applies(StakesClosed)
+    def _stakes_closed(self, e: StakesClosed) -> None:
         self.punter = e.punter
         self.can_pass_bank = False
         self.phase = DEAL
 
-    def when_ExcessWithdrawn(self, e: ExcessWithdrawn) -> None:
-        self._after(e)
+    @applies(ExcessWithdrawn)
+    def _excess_withdrawn(self, e: ExcessWithdrawn) -> None:
         self.bank = e.bank_at_risk
 
-    def when_HandStood(self, e: HandStood) -> None:
-        self._after(e)
+    @applies(HandStood)
+    def _hand_stood(self, e: HandStood) -> None:
         self.phase = BANKER_DRAW if e.hand == "punter" else "showdown"
 
-    def when_HandsShown(self, e: HandsShown) -> None:
-        self._after(e)
+    @applies(HandsShown)
+    def _hands_shown(self, e: HandsShown) -> None:
         self.phase = "settling"
 
-    def when_CoupTied(self, e: CoupTied) -> None:
-        self._after(e)
+    @applies(CoupTied)
+    def _coup_tied(self, e: CoupTied) -> None:
         self._clear_hands()
         self.redeal = True
         self.phase = DEAL
 
-    def when_CoupSettled(self, e: CoupSettled) -> None:
-        self._after(e)
+    @applies(CoupSettled)
+    def _coup_settled(self, e: CoupSettled) -> None:
         self._clear_hands()
         self.stakes = {}
         self.spoken = []
@@ -534,40 +527,18 @@ class ChemindeferTable(Table):
             self.phase = STAKES
             self.can_pass_bank = True
 
-    def when_BankPassed(self, e: BankPassed) -> None:
-        self._after(e)
+    @applies(BankPassed)
+    def _bank_passed(self, e: BankPassed) -> None:
         self.banker_seat = self.seats.index(e.to_banker)
         self.bank = 0
+        self._new_bank(BANK)
+
+    def _new_bank(self, phase: str) -> None:
         self.stakes = {}
         self.spoken = []
         self.can_pass_bank = False
-        self.phase = BANK
-
-    def when_ShoeFinished(self, e: ShoeFinished) -> None:
-        self._after(e)
+        self.phase = phase
 
     def _clear_hands(self) -> None:
         self.hands = {"punter": [], "banker": []}
         self.punter_third = None
-
-    # --- the table as anyone may see it --------------------------------------------------------------
-
-    def view(self) -> dict[str, Any]:
-        return {
-            "game": self.game,
-            "rules": dict(self.rules),
-            "players": list(self.players),
-            "seats": list(self.seats),
-            "banker": self.banker or None,
-            "phase": self.phase,
-            "balances": dict(self.balances),
-            "house": self.accounts.get("house", 0),
-            "round": self.coup,
-            "expects": self.expects(),
-            "bank": self.bank,
-            "stakes": dict(self.stakes),
-            "punter": self.punter or None,
-            "hands": {"punter": list(self.hands["punter"]), "banker": list(self.hands["banker"])},
-            "shoe": self.shoe_view() if self.shoe.get("deck") == "shoe" else {"number": None, "dealt": 0, "remaining": 0},
-            "lots": list(self.lots),
-        }

@@ -92,7 +92,7 @@ def both_seeds_changed(t):
 
 
 def times_moved_back(t):
-    t["rows"].shift_time(t["service"], timedelta(hours=-1))
+    t["rows"].shift_time(timedelta(hours=-1))
 
 
 def row_unreadable(t):

@@ -41,7 +41,7 @@ def test_opening_a_table_answers_201_with_its_location_and_state(client):
         ({"game": "chemin-de-fer", "players": ["a", "house"]}, ["reserved"]),
         ({"game": "chemin-de-fer", "players": ["a", "b"], "rules": {"stop_card": 3}}, ["stop_card", "6 to 52"]),
         ({"game": "chemin-de-fer", "players": ["a", "b"], "rules": {"jokers": True}}, ["Unknown rules option 'jokers'"]),
-        ({"game": "chemin-de-fer", "players": ["a", "b"], "banker": "a"}, ["card lottery field"]),
+        ({"game": "chemin-de-fer", "players": ["a", "b"], "banker": "a"}, ["not an opening field of Chemin de fer"]),
         ({"players": ["a", "b"]}, ["game"]),
         ({"game": "chemin-de-fer", "players": "anna"}, ["players"]),
     ],
@@ -233,9 +233,10 @@ def test_a_card_lottery_table_opens_with_banker_dealer_and_holders(client):
     assert r.status_code == 201
     state = r.json
     assert state["banker"] == "olga" and state["dealer"] == "ivan" and state["holders"] == ["anna"]
+    deck = {"kind": "choice", "optional": False}
     assert state["expects"] == [
-        {"command": "shuffle", "player": "olga", "deck": "banker"},
-        {"command": "shuffle", "player": "ivan", "deck": "dealer"},
+        {"command": "shuffle", "player": "olga", "fields": {"deck": {**deck, "choices": ["banker"]}}, "deck": "banker"},
+        {"command": "shuffle", "player": "ivan", "fields": {"deck": {**deck, "choices": ["dealer"]}}, "deck": "dealer"},
     ]
     assert state["pot"] == 0 and state["kitty"] == 0 and state["stage"] == 1
     assert_error(client.post("/tables", json={**body, "dealer": "zoya"}), 422, "not among the players")

@@ -11,7 +11,7 @@ import pytest
 
 from service.application import TablesService
 from service.config import load
-from service.errors import DamagedLog
+from service.errors import DamagedLog, IndexIncomplete
 from tests.helpers import Seeds, StepClock, pick
 from tests.tampering import Rows
 
@@ -220,7 +220,7 @@ def test_a_seed_changed_in_both_the_shuffle_and_the_reveal_is_named(make, persis
 def test_timestamps_moved_back_with_digests_recomputed_leave_every_answer_standing(make, persistence_env):
     service = make()
     table_id = played(service)
-    Rows(persistence_env, table_id).shift_time(service, timedelta(hours=-1))
+    Rows(persistence_env, table_id).shift_time(timedelta(hours=-1))
     fresh = make()
 
     # A consistent rewrite of the whole log is beyond what the server alone can see (a receipt kept
@@ -267,3 +267,5 @@ def test_a_row_damaged_before_the_read_model_saw_it_still_lets_the_audits_answer
     assert report["ok"] is False and report["problems"][0]["version"] == 12
     (row,) = [t for t in fresh.list_tables()["tables"] if t["table_id"] == table_id]
     assert row["index_error"]["version"] == 12  # the listing names it for this table alone
+    with pytest.raises(IndexIncomplete, match="version 12"):  # its rounds were never indexed
+        fresh.round_audit(table_id, 1)

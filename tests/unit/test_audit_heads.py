@@ -48,6 +48,7 @@ class House:
         self.listed: list[str] = []
         self.failures: dict[str, int] = {}  # "path?query": the HTTP status to answer with
         self.head_body: dict[str, Any] | None = None  # answers GET .../head instead, when set
+        self.unreadable: dict[str, int] = {}  # table: a version whose stored event the service cannot read
 
     def open(self, events: int) -> str:
         table_id = str(uuid.uuid4())
@@ -104,6 +105,12 @@ class House:
             rest = [e for e in log if not isinstance(e, dict) or not isinstance(e.get("version"), int)
                     or e["version"] > after]
             page = rest[:limit]
+            damaged = self.unreadable.get(parts[1])
+            if damaged is not None and any(e.get("version") == damaged for e in page if isinstance(e, dict)):
+                # as the service refuses a page over a row it cannot decode
+                return 409, {"code": 409, "status": "Conflict", "damaged_version": damaged,
+                             "message": f"The stored history of table '{parts[1]}' is damaged: the stored event "
+                                        f"at version {damaged} cannot be read.", "verify": f"{path[:-7]}/verify"}
             return 200, {"events": page, "next_after": page[-1]["version"] if len(rest) > limit else None}
         if parts[2:] == ["verify"]:
             return 200, {"ok": True, "chain": {"events": len(log), "ok": True, "first_broken_version": None},
@@ -486,6 +493,40 @@ def test_an_events_page_the_service_cannot_read_is_a_problem_at_its_version(
     assert listed_problem(out, tables[0], "heads", 7, "but the log cannot be read past version 3")
     assert row_of(out, tables[1])["result"] == "ok"  # paged too, and whole
     assert "Traceback" not in err
+
+
+@pytest.mark.parametrize("page_size", [3, 200])
+def test_an_event_the_service_cannot_read_is_named_and_the_log_read_around_it(
+    saved: tuple[House, str, Path, list[str]], capsys: Any, monkeypatch: pytest.MonkeyPatch, page_size: int
+) -> None:
+    stand_in, base, heads, tables = saved
+    monkeypatch.setattr(audit.vs, "PAGE_SIZE", page_size)
+    stand_in.unreadable[tables[0]] = 4
+
+    code, out, err = run(capsys, base, "--all", "--heads", str(heads))
+
+    assert code == 1, out + err
+    row = row_of(out, tables[0])
+    assert (row["events"], row["heads"], row["result"]) == ("6", "ok", "problem")  # versions 5 to 7 read too
+    assert listed_problem(out, tables[0], "log", 4, "the service cannot read the stored event at version 4",
+                          "HTTP 409", "is damaged")
+    assert not any("missing from the log" in line for line in problem_lines(out, tables[0]))  # named once
+    assert row_of(out, tables[1])["result"] == "ok"
+    assert "Traceback" not in err
+
+
+def test_a_signed_head_the_service_cannot_read_fails_the_heads(
+    saved: tuple[House, str, Path, list[str]], capsys: Any
+) -> None:
+    stand_in, base, heads, tables = saved
+    stand_in.unreadable[tables[1]] = 3
+
+    code, out, _ = run(capsys, base, "--all", "--heads", str(heads))
+
+    assert code == 1, out
+    assert row_of(out, tables[1])["heads"] == "FAILED"
+    assert listed_problem(out, tables[1], "heads", 3, "the house signed version 3",
+                          "but the service cannot read the stored event at that version")
 
 
 def test_a_first_events_page_answering_500_is_a_problem_even_for_a_single_table(

@@ -1,204 +1,38 @@
 """scripts/audit: the stand-alone auditor of one table or of every table, run against the real service.
 
-The real app runs in this process on the standard library's WSGI server, over SQLite. One Chemin de fer
-table and one card lottery table are played once with random legal moves; every test then audits a copy
-of that store of its own, some after editing a stored event in the SQLite file as someone with database
-access might.
+The real app runs in this process on the standard library's WSGI server, over SQLite (tests/served.py).
+One Chemin de fer table and one card lottery table are played once with random legal moves; every test
+then audits a copy of that store of its own, some after editing a stored event in the SQLite file as
+someone with database access might.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import random
 import re
-import sqlite3
 import subprocess
-import threading
-import urllib.request
 import uuid
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
-from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
-from wsgiref.simple_server import WSGIRequestHandler, make_server
 
 import pytest
 
-from api.app import create_app
-from service.config import load
-from tests import helpers
-from tests.helpers import pick
+from tests.served import (Played, audit, call, events_of, problem_lines, row_of, rows, run, serving,
+                          sqlite_env)
+from tests.tampering import Rows
 
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "scripts" / "audit"
-HEADER = ("table", "game", "events", "revealed", "rounds", "chain", "shoes", "server", "heads", "result")
-
-
-def load_script() -> Any:
-    return helpers.load_script("audit", "zametano_audit")
-
-
-audit = load_script()
-
-
-# --- the real service on a stdlib WSGI server ------------------------------------------------------
-
-
-class QuietHandler(WSGIRequestHandler):
-    def log_message(self, format: str, *args: Any) -> None:
-        pass
-
-
-@contextmanager
-def serving(db: Path, tokens: str = "", wrap: Callable[[Any], Any] | None = None) -> Iterator[str]:
-    """The app over the SQLite file `db`, served on a free port; yields its base URL."""
-    env = {"PERSISTENCE_MODULE": "eventsourcing.sqlite", "SQLITE_DBNAME": str(db), "ZAMETANO_DATA_DIR": str(db.parent)}
-    if tokens:
-        env["ZAMETANO_TOKENS"] = tokens
-    app = create_app(load(env))
-    httpd = make_server("127.0.0.1", 0, wrap(app) if wrap else app, handler_class=QuietHandler)
-    thread = threading.Thread(target=httpd.serve_forever, args=(0.05,), daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{httpd.server_port}"
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
-        thread.join()
-        app.extensions["zametano"].close()
-
-
-def call(method: str, url: str, body: Any = None) -> Any:
-    data = None if body is None else json.dumps(body).encode()
-    request = urllib.request.Request(url, data=data, method=method, headers={"Content-Type": "application/json"})
-    with urllib.request.urlopen(request, timeout=30) as response:
-        return json.loads(response.read())
-
-
-def play(base: str, opening: dict[str, Any], done: Callable[[list[dict[str, Any]]], bool], seed: int) -> str:
-    """Opens a table and plays random legal commands until `done(every event so far)`."""
-    rng = random.Random(seed)
-    state = call("POST", f"{base}/tables", opening)
-    table_id, events = state["table_id"], []
-    for _ in range(4000):
-        command, player, args = pick(state, rng)
-        result = call("POST", f"{base}/tables/{table_id}/commands", {"command": command, "player": player, **args})
-        state = result["state"]
-        events += result["events"]
-        if done(events):
-            return table_id
-    raise AssertionError(f"{opening['game']}: the table never reached what the tests need")
-
-
-def a_shoe_was_revealed(events: list[dict[str, Any]]) -> bool:
-    """Chemin de fer: a whole shoe (not only the lots for the seats) has been dealt and revealed."""
-    return any(e["type"] == "ShoeRevealed" and e["data"]["shoe"] > 1 for e in events) and sum(
-        e["type"] == "CoupSettled" for e in events) >= 5
-
-
-def a_game_ended(events: list[dict[str, Any]]) -> bool:
-    return any(e["type"] == "GameEnded" for e in events)
-
-
-@dataclass
-class Played:
-    db: Path
-    chemin_de_fer: str
-    lottery: str
-
-
-@pytest.fixture(scope="module")
-def played(tmp_path_factory: pytest.TempPathFactory) -> Played:
-    db = tmp_path_factory.mktemp("played") / "a.sqlite"
-    with serving(db) as base:
-        chemin_de_fer = play(base, {"game": "chemin-de-fer", "players": ["anna", "boris", "vera"]},
-                             a_shoe_was_revealed, seed=11)
-        lottery = play(base, {"game": "card-lottery", "players": ["olga", "ivan", "anna", "boris"],
-                              "banker": "olga", "dealer": "ivan"}, a_game_ended, seed=12)
-    return Played(db, chemin_de_fer, lottery)
-
-
-@pytest.fixture
-def store(played: Played, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """This test's own copy of the played store."""
-    monkeypatch.delenv("ZAMETANO_TOKEN", raising=False)
-    copy = tmp_path / "a.sqlite"
-    with sqlite3.connect(played.db) as source, sqlite3.connect(copy) as target:
-        source.backup(target)
-    source.close()
-    target.close()
-    return copy
 
 
 def tamper(db: Path, table_id: str, version: int, old: bytes, new: bytes) -> None:
-    """Edits one stored event in place. The recorder keeps the table's id as text, with or without dashes."""
-    keys = (uuid.UUID(table_id).hex, str(uuid.UUID(table_id)))
-    with sqlite3.connect(db) as conn:
-        rows = conn.execute(
-            "SELECT originator_id, state FROM stored_events WHERE originator_id IN (?, ?) AND originator_version = ?",
-            (*keys, version),
-        ).fetchall()
-        assert len(rows) == 1, rows
-        key, state = rows[0]
-        assert bytes(state).count(old) == 1, (old, state)
-        conn.execute(
-            "UPDATE stored_events SET state = ? WHERE originator_id = ? AND originator_version = ?",
-            (bytes(state).replace(old, new), key, version),
-        )
-    conn.close()
-
-
-def events_of(base: str, table_id: str) -> list[dict[str, Any]]:
-    events, after = [], 0
-    while after is not None:
-        page = call("GET", f"{base}/tables/{table_id}/events?after={after}&limit=1000")
-        events += page["events"]
-        after = page["next_after"]
-    return events
-
-
-# --- running the script and reading what it prints --------------------------------------------------
-
-
-def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    code = audit.main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
-def rows(out: str) -> dict[str, dict[str, str]]:
-    """The table's rows by (short) table id: {column: cell}."""
-    lines = out.splitlines()
-    assert tuple(lines[0].split()) == HEADER, out
-    starts = [lines[0].index(name) for name in HEADER]
-    found = {}
-    for line in lines[1:]:
-        if not line.strip():
-            break
-        cells = [line[a:b].strip() for a, b in zip(starts, [*starts[1:], None])]
-        found[cells[0]] = dict(zip(HEADER, cells))
-    return found
-
-
-def row_of(out: str, table_id: str) -> dict[str, str]:
-    matching = [row for short, row in rows(out).items() if table_id.startswith(short)]
-    assert len(matching) == 1, out
-    return matching[0]
-
-
-def problem_lines(out: str, table_id: str) -> list[str]:
-    """The problems listed under `table_id`, one line each: source, version, message."""
-    lines = out.splitlines()
-    start = next(i for i, line in enumerate(lines) if line.strip().startswith(table_id))
-    taken = []
-    for line in lines[start + 1 :]:
-        if not line.startswith("    "):
-            break
-        taken.append(line.strip())
-    return taken
+    """Edits one stored event in place, where it holds ``old`` once."""
+    rows = Rows(sqlite_env(db), table_id)
+    state = next(raw for v, _, raw in rows.rows() if v == version)
+    assert state.count(old) == 1, (old, state)
+    rows.write(version, state.replace(old, new))
 
 
 def expected_row(base: str, table_id: str, game: str, rounds: str) -> dict[str, str]:
@@ -366,12 +200,9 @@ def test_a_server_that_calls_a_tampered_table_sound_is_contradicted(played: Play
 
 def cut_short(db: Path, table_id: str, keep: int) -> None:
     """Deletes a table's stored events after version `keep`: what is left still chains perfectly."""
-    keys = (uuid.UUID(table_id).hex, str(uuid.UUID(table_id)))
-    with sqlite3.connect(db) as conn:
-        deleted = conn.execute("DELETE FROM stored_events WHERE originator_id IN (?, ?) AND originator_version > ?",
-                               (*keys, keep)).rowcount
-        assert deleted > 0
-    conn.close()
+    rows = Rows(sqlite_env(db), table_id)
+    assert rows.versions()[-1] > keep
+    rows.delete(keep + 1)
 
 
 def test_a_log_cut_short_in_the_store_keeps_its_chain_but_fails_the_saved_heads(

@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from domain.card_lottery import rules as R
-from domain.card_lottery.table import COMMANDS, CardLotteryTable
+from domain.card_lottery.table import CardLotteryTable
 from domain.cards import is_card, new_deck, suit
 from domain.errors import DomainError
 from domain.shuffle import commitment, shoe_order
@@ -194,7 +194,10 @@ def test_the_view_never_shows_a_lottery_card_before_the_reveal_nor_an_undealt_ca
         # The only cards a view shows are the dealer's cards face up in play: never a lottery card,
         # never an undealt card, never a discarded one, never a face-down set-aside pile.
         face_down = Counter(c for pile in table.set_aside.values() for c in pile)
-        assert Counter(card_strings(view)) == Counter(dealer_cards_in_play(table)) - face_down
+        shown = {k: v for k, v in view.items() if k != "expects"}
+        assert Counter(card_strings(shown)) == Counter(dealer_cards_in_play(table)) - face_down
+        # expects names only cards the state already shows (those a holder may play from a hand)
+        assert set(card_strings(view["expects"])) <= set(card_strings(shown))
         assert view["set_aside"] == {h: ["??"] * len(p) for h, p in table.set_aside.items()}
         text = json.dumps(view)
         assert not any(s in text for s in secret)
@@ -251,7 +254,7 @@ def test_every_game_lasts_the_rule_in_rounds_reveals_both_decks_and_refuses_what
                 assert command == "play" and who == table.turn and table.hands[who]
         # a command the table does not wait for, from anyone, is refused and records nothing
         wanted = {(x["command"], x["player"]) for x in expects}
-        command = rng.choice(sorted(COMMANDS))
+        command = rng.choice(sorted(CardLotteryTable.COMMANDS))
         player = rng.choice([*players, "zoe"])
         if (command, player) not in wanted:
             card = rng.choice(new_deck())
