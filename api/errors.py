@@ -113,20 +113,24 @@ def register(app: Flask) -> None:
     for error in STORE_ERRORS:
         app.register_error_handler(error, store_error)
 
-    @app.errorhandler(HTTPException)
-    def http_error(exc: HTTPException) -> Any:
-        code = exc.code or 500
-        data = getattr(exc, "data", None) or {}
-        errors = data.get("messages")
-        if code == 422 and errors:
-            return error_body(422, "The request does not fit the schema: " + _summary(errors), errors)
-        if code == 400:
-            return error_body(400, "The body is not valid JSON; send a JSON object with Content-Type: application/json.")
-        if code == 404:
-            return error_body(404, exc.description or "No such path.")
-        if code == 405:
-            return error_body(405, f"Method not allowed here; allowed: {', '.join(sorted(exc.valid_methods or []))}.")
-        return error_body(code, data.get("message") or exc.description or HTTPStatus(code).phrase)
+    app.register_error_handler(HTTPException, http_error)
+
+
+def http_error(exc: HTTPException) -> Any:
+    """Flask's and flask-smorest's own refusals (a body that is not JSON, a schema not met, no such path) in
+    the one error body."""
+    code = exc.code or 500
+    data = getattr(exc, "data", None) or {}
+    errors = data.get("messages")
+    if code == 422 and errors:
+        return error_body(422, "The request does not fit the schema: " + _summary(errors), errors)
+    if code == 400:
+        return error_body(400, "The body is not valid JSON; send a JSON object with Content-Type: application/json.")
+    if code == 404:
+        return error_body(404, exc.description or "No such path.")
+    if code == 405:
+        return error_body(405, f"Method not allowed here; allowed: {', '.join(sorted(exc.valid_methods or []))}.")
+    return error_body(code, data.get("message") or exc.description or HTTPStatus(code).phrase)
 
 
 def _summary(errors: dict[str, Any]) -> str:

@@ -1,0 +1,30 @@
+"""Names that only a framework or library uses, for vulture (tests/unit/test_code_shape.py): each is read or
+called by name from outside this code, so no caller of ours appears. Parsed by vulture, never imported."""
+
+# ruff: noqa
+# mypy: ignore-errors
+
+_ = None
+
+# Flask: the app's JSON provider reads sort_keys; the input policy keeps the body in flask.g.json_body, which
+# checked_body() reads with g.get("json_body").
+_.sort_keys
+_.json_body
+
+# gunicorn: settings read from api/gunicorn_conf.py by name; BaseApplication calls load_config(); the
+# post_fork hook takes (server, worker).
+accesslog
+control_socket_disable
+_.load_config
+worker
+
+# eventsourcing: an event's apply() is called by its mutate(); the Application reads snapshotting_intervals;
+# the repository reads its event_store; a subscription reads _notifications_index in __next__.
+_.apply
+_.snapshotting_intervals
+_.event_store
+_._notifications_index
+
+# psycopg_pool: the reconnection attempt's hooks, called by the pool.
+_.update_delay
+_.time_to_give_up
