@@ -31,8 +31,9 @@ if TYPE_CHECKING:
 
 POLL = 0.2  # SQLite: seconds between looks for new events
 RETRY = 1.0  # seconds before a follower that failed (the database down) subscribes again
-# Seconds a subscription told of new events waits for more before it reads them, unless a query waits.
-GATHER = 0.1
+# Seconds a subscription told of new events waits for more before it reads them, unless a query waits: a
+# longer wait costs the commands less (fewer, larger batches) and leaves the read model further behind.
+GATHER = 0.25
 
 log = logging.getLogger("zametano.read_model")
 
