@@ -43,8 +43,8 @@ from service.errors import (
 Clock = Callable[[], datetime]
 SeedSource = Callable[[], bytes]
 
-# A command that expects no particular version is re-decided on the fresh table when another write won the race:
-# the rules are checked again, so a retry can never record what the rules forbid.
+# A command that expects no particular version is re-decided on the fresh table when another write won the
+# race: the rules are checked again, so a retry can never record what the rules forbid.
 RETRIES = 5
 MAX_PAGE = 1000
 # Versions, rounds and cursors past this cannot exist, and would overflow a database integer.

@@ -6,8 +6,9 @@ PostgreSQL's LISTEN/NOTIFY, the in-memory store's notifications, and for SQLite,
 subscription woken every POLL seconds. Once told of new events the subscription lets a burst gather for
 GATHER seconds, unless a query is waiting, and reads it in one go; the follower hands each list it reads to
 the Indexer, which writes command-complete batches with the read model's position (service/index.py). So a
-burst of commands costs the read model a few reads and writes, not one of each per command. Every server process runs one; where two index
-the same events, the position, which only one of them can move, settles it and nothing is counted twice.
+burst of commands costs the read model a few reads and writes, not one of each per command. Every server
+process runs one; where two index the same events, the position, which only one of them can move, settles
+it and nothing is counted twice.
 
 eventsourcing's ProjectionRunner is not used: it builds an application of its own from the environment,
 projects one event per transaction and stops for good at its first error, where the read model writes

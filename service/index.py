@@ -1,10 +1,11 @@
 """The read model: every table, every finished round and every shoe, kept up to date from the event log.
 
-The service catches the read model up from the application's notification log: it reads the notifications
-after the last one tracked, turns them into rows, and writes the rows and the new tracking position in one
-transaction of the event store's own database. Two processes catching up at once cannot both write the
-same position (the tracking row refuses the second), so the loser re-reads and nothing is counted twice.
-Queries read these rows; none scans the events.
+The read model follows the application's notification log: a follower thread (service/follower.py), or a
+query where none runs, hands the Indexer the notifications after the last one tracked; it turns them into
+rows and writes the rows and the new tracking position in one transaction of the event store's own database.
+Two processes (or a follower and a query) indexing at once cannot both write the same position (the
+tracking row refuses the second), so the loser re-reads and nothing is counted twice. Queries read these
+rows; none scans the events.
 
 What one table holds cannot stop the others: the events of a batch are turned into rows table by table,
 and a table whose events cannot be read, projected or written is recorded as failed at that version (its
@@ -21,6 +22,7 @@ from __future__ import annotations
 
 import base64
 import json
+import logging
 import sqlite3
 import threading
 from abc import ABC, abstractmethod
@@ -30,6 +32,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import psycopg
+import psycopg_pool
 from eventsourcing.persistence import IntegrityError, MapperDeserialisationError, Tracking, TrackingRecorder
 from eventsourcing.popo import POPOTrackingRecorder
 from eventsourcing.postgres import PostgresTrackingRecorder
@@ -41,6 +44,8 @@ from domain.rounds import RoundTracker
 from domain.table import TableEvent
 from service.errors import IndexUnreadable
 from service.follower import Follower
+
+log = logging.getLogger("zametano.read_model")
 
 # The read model's tables and its tracking position carry a version: a read model of another layout is
 # left alone and this one is built afresh from the log (it is derived, so nothing is lost).
@@ -509,14 +514,19 @@ class Indexer:
     # --- following in the background ------------------------------------------------------------------
 
     def follow(self) -> None:
-        """Starts a thread that indexes events as they are recorded (stopped by close())."""
+        """Starts a thread that indexes events as they are recorded (stopped by close()). Not on a PostgreSQL
+        pool of a single connection, which the follower's LISTEN would keep from every request."""
+        pool = getattr(getattr(self.app.factory, "datastore", None), "pool", None)
+        if isinstance(pool, psycopg_pool.ConnectionPool) and pool.max_size < 2:
+            log.warning("the read model is not followed in the background: the connection pool holds one "
+                        "connection (POSTGRES_POOL_SIZE + POSTGRES_MAX_OVERFLOW); queries index what they need")
+            return
         self.follower = Follower(self, self.app.recorder)
         self.follower.start()
 
     def close(self) -> None:
         if self.follower is not None:
             self.follower.stop()
-
 
     # --- positions ------------------------------------------------------------------------------------
 

@@ -12,6 +12,7 @@ import pytest
 
 from service import follower as follower_module
 from service.application import TablesService
+from service.config import load
 from tests.helpers import pick
 from tests.service.test_read_model import assert_answers_in_full, first_of, stored_as, table_with_a_round
 
@@ -131,3 +132,14 @@ def test_an_event_the_follower_cannot_read_stops_only_its_own_table(make_service
     for table_id in (before, after):
         assert_answers_in_full(service, table_id)
     assert service.read_model_status()["following"] is True  # the follower goes on
+
+
+def test_a_pool_of_one_postgresql_connection_is_not_given_to_a_follower(postgres_env, caplog):
+    service = TablesService(load({**postgres_env, "POSTGRES_POOL_SIZE": "1", "POSTGRES_MAX_OVERFLOW": "0"}),
+                            follow=True)
+    try:
+        table_id = service.open_table("chemin-de-fer", PLAYERS, {})["table_id"]
+        assert service.index.follower is None and "POSTGRES_POOL_SIZE" in caplog.text
+        assert [t["table_id"] for t in service.list_tables()["tables"]] == [table_id]  # the query indexes it
+    finally:
+        service.close()
