@@ -126,7 +126,8 @@ class FieldSpec:
     def expected(self, **bounds: Any) -> dict[str, Any]:
         """The field as an entry of ``expects`` shows it: kind, optional, and the bounds legal now.
 
-        Bounds by kind: ``min``/``max`` (inclusive) for ``int`` and ``amount``; ``choices`` for a
+        Bounds by kind: ``min``/``max`` (inclusive) for ``int`` and ``amount``, with ``multiple_of``
+        where only multiples of a step are legal (a stake whose commission must be whole); ``choices`` for a
         ``choice`` (all of them unless narrowed); ``cards`` (every card that may be given) for ``card``
         and ``cards``; for lists, ``count`` or ``min_count``/``max_count``, ``min``/``max`` per amount,
         ``sum`` where the amounts must add up, and ``sets`` where only some combinations are legal (every

@@ -6,7 +6,7 @@ rounds) reads the games from here.
 
 from __future__ import annotations
 
-from domain import card_lottery, chemin_de_fer
+from domain import card_lottery, chemin_de_fer, punto_banco
 from domain.game import Game
 from domain.rounds import RoundMarks
 from domain.table import SERVICE
@@ -19,6 +19,7 @@ def registry(*games: Game) -> dict[str, Game]:
 GAMES: dict[str, Game] = registry(
     chemin_de_fer.GAME,
     card_lottery.GAME,
+    punto_banco.GAME,
 )
 
 ROUND_MARKS: dict[str, RoundMarks] = {name: game.rounds for name, game in GAMES.items()}

@@ -1,1 +1,25 @@
 """Punto banco: casino baccarat with every draw fixed and the house as bank (docs/games/punto-banco.md)."""
+
+from domain.game import Game
+from domain.punto_banco import rounds, rules
+from domain.punto_banco.table import PuntoBancoTable
+from domain.punto_banco.view import view
+from domain.table import DEALER_RULE
+
+GAME = Game(
+    name=rules.GAME,
+    title="Punto banco",
+    table=PuntoBancoTable,
+    players=(rules.MIN_PLAYERS + 1, rules.MAX_PLAYERS + 1),  # the croupier and the players who stake
+    rounds=rounds.MARKS,
+    view=view,
+    options=rules.OPTIONS,
+    roles={
+        "croupier": "The croupier, one of the players listed, who does not stake: shuffles, closes the stakes "
+                    "and deals.",
+    },
+    accounts=(rules.HOUSE,),
+    actors=(DEALER_RULE,),
+    reserved=(rules.PLAYER, rules.BANKER, rules.TIE, "burn"),  # the hands', the spots' and the burn's names
+    opening_events=("TableOpened", "RolesAssigned"),
+)

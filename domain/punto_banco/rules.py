@@ -17,6 +17,7 @@ from typing import Any
 from domain import baccarat
 from domain.cards import point_value
 from domain.errors import BadArgument, InvalidRules
+from domain.game import OptionSpec
 
 GAME = "punto-banco"
 MIN_PLAYERS, MAX_PLAYERS = 1, 14
@@ -53,6 +54,25 @@ DEFAULT_RULES: dict[str, Any] = {
     "min_stake": 20,
     "max_stake": 10_000,
 }
+
+# The options as the API's documents show them; ``resolve_rules`` is what checks them (decks and tie_pays
+# take one of two values, and max_stake must reach min_stake and a banker stake).
+OPTIONS = (
+    OptionSpec("decks", "int", DEFAULT_RULES["decks"], min(DECKS_ALLOWED), max(DECKS_ALLOWED),
+               doc="52-card decks in the shoe: 6 or 8."),
+    OptionSpec("stop_card", "int", DEFAULT_RULES["stop_card"], MIN_STOP_CARD, MAX_STOP_CARD,
+               doc="The stop card stands this many cards from the end; the coup in which it comes out is "
+                   "finished and one more coup is played."),
+    OptionSpec("commission_percent", "int", DEFAULT_RULES["commission_percent"], 0, MAX_COMMISSION_PERCENT,
+               doc="The house's commission on a winning banker stake, never rounded: banker stakes are "
+                   "multiples of 100 / gcd(100, percent)."),
+    OptionSpec("tie_pays", "int", DEFAULT_RULES["tie_pays"], min(TIE_PAYS_ALLOWED), max(TIE_PAYS_ALLOWED),
+               doc="A winning tie stake is paid 8 or 9 to 1."),
+    OptionSpec("min_stake", "int", DEFAULT_RULES["min_stake"], 1, MAX_STAKE_LIMIT,
+               doc="The least total a player may have on a spot in a coup."),
+    OptionSpec("max_stake", "int", DEFAULT_RULES["max_stake"], 1, MAX_STAKE_LIMIT,
+               doc="The most total a player may have on a spot in a coup; at least min_stake."),
+)
 
 DEAL_ORDER = (PLAYER, BANKER, PLAYER, BANKER)
 LONGEST_COUP = 6  # two hands of two cards, then at most one third card each
@@ -146,7 +166,9 @@ def may_issue(command: str, actor: str, croupier: str, players: Collection[str])
 
 
 def check_croupier(croupier: Any, players: Collection[str]) -> str:
-    """"A croupier is named when the table opens": a name of its own, not one of the players, not the house."""
+    """"A croupier is named when the table opens": a person, not one of the players who stake, not the house.
+
+    ``players`` are the players who stake (the table lists the croupier among its names besides them)."""
     if not isinstance(croupier, str) or not croupier.strip():
         raise BadArgument("croupier", "Punto banco needs a 'croupier': the name of the person who runs the table.")
     if croupier in players:
@@ -435,6 +457,25 @@ def check_stake(rules: Mapping[str, Any], own_stakes: Mapping[str, int], spot: A
             **limits,
         )
     return total
+
+
+def stake_room(rules: Mapping[str, Any], own_stakes: Mapping[str, int], spot: str) -> tuple[int, int, int] | None:
+    """What a player who has ``own_stakes`` in this coup may still add on ``spot``: the least and the most
+    amount, and the multiple every amount must be (the commission's unit on the banker, else 1); None when
+    nothing can be added (the spot is at its limit, or the player backs the opposite hand).
+
+    Every multiple of the unit from the least to the most is a stake ``check_stake`` takes, and nothing
+    outside them is.
+    """
+    opposite = OPPOSITE.get(spot)
+    if opposite and own_stakes.get(opposite, 0) > 0:
+        return None
+    unit = commission_unit(rules["commission_percent"]) if spot == BANKER else 1
+    low = -(-rules["min_stake"] // unit) * unit
+    high = rules["max_stake"] // unit * unit
+    before = own_stakes.get(spot, 0)  # a total check_stake took: a multiple of the unit
+    least, most = max(low - before, unit), high - before
+    return (least, most, unit) if least <= most else None
 
 
 def stakes_closable(stakes: Mapping[str, Mapping[str, int]]) -> bool:

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from domain.cards import new_deck
 from domain.errors import DomainError
 from domain.games import GAMES
-from tests.helpers import Seeds, StepClock, pick
+from tests.helpers import Seeds, StepClock, pick, random_args
 
 common = settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -73,10 +73,9 @@ def test_a_number_at_either_end_of_its_bounds_is_taken_and_one_past_either_end_i
                     continue
                 checked += 1
                 command, player, low, high = entry["command"], entry["player"], bounds["min"], bounds["max"]
-                assert accepted(table, clock, seeds, command, player, {field: low})
-                assert accepted(table, clock, seeds, command, player, {field: high})
-                assert not accepted(table, clock, seeds, command, player, {field: low - 1})
-                assert not accepted(table, clock, seeds, command, player, {field: high + 1})
+                others = random_args(table.view(), entry, random.Random(seed))  # the other fields, within bounds
+                for value, taken in ((low, True), (high, True), (low - 1, False), (high + 1, False)):
+                    assert accepted(table, clock, seeds, command, player, {**others, field: value}) is taken
     assert checked
 
 

@@ -65,8 +65,9 @@ def test_free_rule_differs_from_classic(odds: ModuleType) -> None:
 
 
 def test_output_follows_the_rules_module(odds: ModuleType, monkeypatch: pytest.MonkeyPatch) -> None:
+    assert Path(odds.rules.__file__).resolve() == Path(rules.__file__).resolve()  # the domain's own file
     before = odds.coup_probabilities(2, "classic")
-    monkeypatch.setattr(rules, "punter_choice", lambda total, draw_rule: rules.STAND)
+    monkeypatch.setattr(odds.rules, "punter_choice", lambda total, draw_rule: rules.STAND)
     after = odds.coup_probabilities(2, "classic")
     assert after != before
     assert sum(after.values()) == 1

@@ -1,0 +1,54 @@
+"""docs/games/punto-banco.md: "A round is one coup: from its first stake to its settlement, including the
+payments and, for the shoe's last coup, the shoe's end and the reveal of its seed"."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from domain.rounds import Event, RoundMarks
+
+
+def _opens(e: Event, game: dict[str, Any]) -> bool:
+    if e["type"] == "StakePlaced" and not game.get("in_round", False):
+        game["in_round"] = True
+        return True
+    return False
+
+
+def _closes(e: Event, game: dict[str, Any]) -> bool:
+    if e["type"] == "CoupDecided":
+        game["in_round"] = False
+        return True
+    return False
+
+
+def _note(e: Event, game: dict[str, Any], summary: dict[str, Any]) -> None:
+    data, kind = e["data"], e["type"]
+    if kind == "StakesClosed":
+        stakes = data["stakes"]
+        summary.update(players=len(stakes), staked=sum(sum(spots.values()) for spots in stakes.values()))
+    elif kind == "CoupDecided":
+        winner = "tie" if data["outcome"] == "tie" else f"{data['outcome']} won"
+        natural = " (a natural)" if data["natural"] else ""
+        summary["outcome"] = f"{winner}, player {data['player_total']} to banker {data['banker_total']}{natural}"
+    elif kind == "PaymentMade":
+        side = "taken" if data["payee"] == "house" else "paid"
+        summary[side] = summary.get(side, 0) + data["amount"]
+    elif kind == "StopCardCameOut":
+        summary["shoe"] = "stop card out: one more coup"
+    elif kind == "ShoeRevealed":
+        summary["shoe"] = f"shoe {data['shoe']} finished and revealed"
+
+
+def _describe(summary: dict[str, Any]) -> str:
+    parts = [summary.get("outcome", "unsettled")]
+    if "players" in summary:
+        parts.append(f"{summary['players']} player(s) staked {summary['staked']}")
+    parts.append(f"house paid {summary.get('paid', 0)}, took {summary.get('taken', 0)}")
+    if "shoe" in summary:
+        parts.append(summary["shoe"])
+    return "; ".join(parts)
+
+
+MARKS = RoundMarks(opens=_opens, closes=_closes, note=_note, describe=_describe,
+                   doc="a round is one coup, from its first stake to its settlement.")

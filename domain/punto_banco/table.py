@@ -1,0 +1,348 @@
+"""The punto banco table aggregate (docs/games/punto-banco.md).
+
+Commands (``@command``) check the rules of rules.py, then record past-tense events; handlers (``@applies``)
+only assign state. Phases name what the table waits for:
+
+    shuffle -> cut -> stakes -> deal -> stakes -> deal -> ... (the shoe's last coup settled) -> shuffle
+
+The croupier, named when the table opens and listed among its players, shuffles, closes the stakes and
+deals; every other player cuts and stakes; the house banks. The cut also turns the shoe's first card and
+burns that many; a deal plays the whole coup (every draw is fixed by the rules) and settles it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from domain.baccarat import DRAW, STAND, hand_total
+from domain.errors import BadArgument
+from domain.game import FieldSpec, applies, command
+from domain.punto_banco import rules as R
+from domain.table import (
+    DEALER_RULE,
+    SERVICE,
+    CardDealt,
+    Recorder,
+    ShoeCut,
+    ShoeRevealed,
+    ShoeShuffled,
+    Table,
+    TableEvent,
+)
+
+SHUFFLE, CUT, STAKES, DEAL = "shuffle", "cut", "stakes", "deal"
+BURNING, SHOE_OVER = "burning", "shoe over"  # only ever seen between two events of one command
+BURN = "burn"  # where the turned card and the burned cards go (CardDealt.to)
+CROUPIER_COMMANDS = {"shuffle": "shuffle the shoe", "close_stakes": "close the stakes", "deal": "deal"}
+
+
+# --- events (past-tense facts; the shared ones live in domain/table.py) -----------------------------
+
+class RolesAssigned(TableEvent):
+    """Who runs the table, recorded with the opening: the croupier; every other player stakes and cuts."""
+
+    croupier: str
+
+
+class CardsBurned(TableEvent):
+    """The shoe's first card was turned face up, and ``burned`` cards after it went face down to the burn."""
+
+    shoe: int
+    turned: str
+    burned: int
+
+
+class StakePlaced(TableEvent):
+    """A stake added to a spot: ``amount`` now, ``total`` the player's stake on that spot in this coup."""
+
+    coup: int
+    player: str
+    spot: str
+    amount: int
+    total: int
+
+
+class StakesClosed(TableEvent):
+    """"No more bets": the stakes of the coup, player -> spot -> total."""
+
+    coup: int
+    stakes: dict[str, dict[str, int]]
+
+
+class DrawDecided(TableEvent):
+    """The third-card rule applied to a hand: ``decision`` draw or stand, and the rule in words."""
+
+    coup: int
+    hand: str
+    total: int
+    decision: str
+    rule: str
+
+
+class CoupDecided(TableEvent):
+    """The two hands as dealt, their totals, whether a natural decided, and the outcome."""
+
+    coup: int
+    player_hand: list[str]
+    banker_hand: list[str]
+    player_total: int
+    banker_total: int
+    natural: bool
+    outcome: str
+
+
+class StopCardCameOut(TableEvent):
+    """The stop card came out in this coup: one more coup is played, then the shoe ends."""
+
+    shoe: int
+    coup: int
+
+
+class ShoeFinished(TableEvent):
+    """The coup after the stop card is settled: the shoe ends (its seed is revealed next)."""
+
+    shoe: int
+    dealt: int
+
+
+POSITION = FieldSpec("int", doc="Where the shoe is cut: from 1 to the shoe's size less 1.")
+SPOT = FieldSpec("choice", choices=R.SPOTS, doc="What the stake backs: the player's hand, the banker's hand or a tie.")
+STAKE = FieldSpec("amount", doc="Added to the player's stake on the spot; the total stays within the table's "
+                                "limits, and a banker total is a multiple of the commission's unit.")
+
+
+class PuntoBancoTable(Table):
+    def __init__(self, game: str, players: list[str], rules: dict[str, Any]) -> None:
+        super().__init__(game, players, rules)
+        self.phase = SHUFFLE
+        self.croupier = ""
+        self.coup = 0
+        self.stakes: dict[str, dict[str, int]] = {}  # player -> spot -> total, in the order they first staked
+        self.hands: dict[str, list[str]] = {R.PLAYER: [], R.BANKER: []}
+        self.result: dict[str, Any] | None = None  # the coup last decided, while its hands are on the table
+        self.turned: str | None = None
+        self.burned: list[str] = []
+        self.discarded = 0  # cards of earlier coups of this shoe
+        self.last_coup = False  # the stop card is out: the next coup to be settled ends the shoe
+
+    @property
+    def stakers(self) -> list[str]:
+        """The players who stake and cut: everyone listed but the croupier."""
+        return [p for p in self.players if p != self.croupier]
+
+    # --- opening -----------------------------------------------------------------------------------
+
+    @classmethod
+    def _resolve_rules(cls, options: dict[str, Any], players: int) -> dict[str, Any]:
+        return R.resolve_rules(options)  # the options depend on one another (the limits, the commission)
+
+    @classmethod
+    def _check_opening(cls, players: list[str], rules: dict[str, Any], roles: dict[str, Any]) -> None:
+        R.check_croupier(roles["croupier"], [p for p in players if p != roles["croupier"]])
+
+    def _record_opening(self, rec: Recorder, roles: dict[str, Any]) -> None:
+        rec(RolesAssigned, SERVICE, croupier=roles["croupier"])
+
+    # --- what the table waits for ------------------------------------------------------------------
+
+    def expects(self) -> list[dict[str, Any]]:
+        """Every command legal now, with the bounds legal now: a stake per player and spot (the amounts that
+        keep the total within the limits, a banker stake's multiple), the cut's range."""
+        p = self.phase
+        if p == SHUFFLE:
+            return [self.expect("shuffle", self.croupier)]
+        if p == CUT:
+            low, high = R.cut_positions(len(self.shoe["cards"]))
+            return [self.expect("cut", name, position={"min": low, "max": high}) for name in self.stakers]
+        if p == STAKES:
+            out = [entry for name in self.stakers for entry in self._stake_entries(name)]
+            if R.stakes_closable(self.stakes):
+                out.append(self.expect("close_stakes", self.croupier))
+            return out
+        if p == DEAL:
+            return [self.expect("deal", self.croupier)]
+        return []
+
+    def _stake_entries(self, name: str) -> list[dict[str, Any]]:
+        out = []
+        for spot in R.SPOTS:
+            room = R.stake_room(self.rules, self.stakes.get(name, {}), spot)
+            if room is None:
+                continue
+            least, most, unit = room
+            amount = {"min": least, "max": most, **({"multiple_of": unit} if unit > 1 else {})}
+            out.append(self.expect("place_stake", name, spot={"choices": [spot]}, amount=amount))
+        return out
+
+    def _may_issue(self, command: str, player: str) -> bool:
+        if command == "place_stake" and self.phase == STAKES and player in self.stakers:
+            return True  # let the stake rules say exactly what is refused (limits, multiple, both hands)
+        return super()._may_issue(command, player)
+
+    def _why_not(self, command: str, player: str, wanted: str) -> str | None:
+        if player == self.croupier and command in ("cut", "place_stake"):
+            does = "cut the shoe" if command == "cut" else "stake"
+            return f"{player} is the croupier, who runs the table and does not {does}; the table waits for {wanted}."
+        if player != self.croupier and command in CROUPIER_COMMANDS and self.phase in (SHUFFLE, STAKES, DEAL):
+            return (f"Only the croupier ({self.croupier}) may {CROUPIER_COMMANDS[command]}; "
+                    f"the table waits for {wanted}.")
+        if command == "close_stakes" and self.phase == STAKES and not R.stakes_closable(self.stakes):
+            return f"No stake is on the table yet: a coup nobody backs is not dealt; the table waits for {wanted}."
+        return None
+
+    def phase_description(self) -> str:
+        return {
+            SHUFFLE: "the croupier must shuffle a new shoe",
+            CUT: "a player must cut the shoe",
+            STAKES: "stakes are being placed",
+            DEAL: "the croupier must deal the coup",
+        }.get(self.phase, self.phase)
+
+    # --- commands ----------------------------------------------------------------------------------
+
+    @command("shuffle", seeded=True)
+    def _shuffle_shoe(self, rec: Recorder, player: str, new_seed: Callable[[], bytes]) -> None:
+        """The croupier shuffles all the decks together into a new shoe."""
+        self._shuffle(rec, player, "shoe", self.rules["decks"], new_seed())
+
+    @command("cut", position=POSITION)
+    def _cut(self, rec: Recorder, player: str, position: int) -> None:
+        """A player cuts the shoe; its first card is then turned and that many cards burned face down."""
+        low, high = R.cut_positions(len(self.shoe["cards"]))
+        if not low <= position <= high:
+            raise BadArgument("position", f"The cut position must be from {low} to {high}; got {position}.")
+        rec(ShoeCut, player, shoe=self.shoe["number"], position=position)
+        turned = self._take(rec, self.croupier, BURN, True)
+        count = R.burn_count(turned)
+        for _ in range(count):
+            self._take(rec, self.croupier, BURN, False)
+        rec(CardsBurned, self.croupier, shoe=self.shoe["number"], turned=turned, burned=count)
+
+    @command("place_stake", spot=SPOT, amount=STAKE)
+    def _place_stake(self, rec: Recorder, player: str, spot: str, amount: int) -> None:
+        """A player backs the player, the banker or a tie; stakes on a spot add up within the table's limits."""
+        total = R.check_stake(self.rules, self.stakes.get(player, {}), spot, amount)
+        coup = self.coup if self.stakes else self.coup + 1  # a coup begins with its first stake
+        rec(StakePlaced, player, coup=coup, player=player, spot=spot, amount=amount, total=total)
+
+    @command("close_stakes")
+    def _close_stakes(self, rec: Recorder, player: str) -> None:
+        """"No more bets": the croupier closes the stakes of the coup."""
+        rec(StakesClosed, player, coup=self.coup, stakes={p: dict(s) for p, s in self.stakes.items()})
+
+    @command("deal")
+    def _deal(self, rec: Recorder, player: str) -> None:
+        """The croupier deals the coup (player, banker, player, banker, then each third card the rules call
+        for) and it is settled at once."""
+        start = self.shoe["dealt"]
+        coup = R.play_coup(self.shoe["cards"][start : start + R.LONGEST_COUP])
+        for to in R.DEAL_ORDER:
+            self._take(rec, player, to, True)
+        if not coup.natural:
+            self._third_cards(rec, player, coup)
+        payments = R.settlement(self.stakes, coup.outcome, self.rules)  # read before the decision clears them
+        rec(CoupDecided, DEALER_RULE, coup=self.coup, player_hand=list(coup.player), banker_hand=list(coup.banker),
+            player_total=coup.player_total, banker_total=coup.banker_total, natural=coup.natural, outcome=coup.outcome)
+        for p in payments:
+            self._pay(rec, DEALER_RULE, p["payer"], p["payee"], p["amount"], f"{p['spot']} {p['reason']}")
+        self._end_of_coup(rec, start)
+
+    def _third_cards(self, rec: Recorder, croupier: str, coup: R.Coup) -> None:
+        """No natural: the player's rule, then the banker's, each recorded with its reason, and the cards
+        they call for."""
+        player_two, banker_two = hand_total(coup.player[:2]), hand_total(coup.banker[:2])
+        player_draws = len(coup.player) == 3
+        rec(DrawDecided, DEALER_RULE, coup=self.coup, hand=R.PLAYER, total=player_two,
+            decision=DRAW if player_draws else STAND, rule=R.player_rule_text(player_two))
+        if player_draws:
+            self._take(rec, croupier, R.PLAYER, True)
+        banker_draws = len(coup.banker) == 3
+        rec(DrawDecided, DEALER_RULE, coup=self.coup, hand=R.BANKER, total=banker_two,
+            decision=DRAW if banker_draws else STAND, rule=R.banker_rule_text(banker_two, coup.player_third))
+        if banker_draws:
+            self._take(rec, croupier, R.BANKER, True)
+
+    def _end_of_coup(self, rec: Recorder, start: int) -> None:
+        """The stop card: the coup in which it comes out is finished and one more is played; then the shoe
+        ends and its seed is revealed."""
+        shoe = self.shoe
+        state = R.after_coup(start, shoe["dealt"], len(shoe["cards"]), self.rules["stop_card"], self.last_coup)
+        if state == R.LAST_COUP:
+            rec(StopCardCameOut, DEALER_RULE, shoe=shoe["number"], coup=self.coup)
+        elif state == R.SHOE_OVER:
+            rec(ShoeFinished, DEALER_RULE, shoe=shoe["number"], dealt=shoe["dealt"])
+            self._reveal(rec)
+
+    # The command that recorded a group of events, by its first event (for the audit).
+    FIRST_EVENTS = {
+        "ShoeShuffled": "shuffle",
+        "ShoeCut": "cut",
+        "StakePlaced": "place_stake",
+        "StakesClosed": "close_stakes",
+        "CardDealt": "deal",
+    }
+
+    # --- applying events ---------------------------------------------------------------------------
+
+    @applies(RolesAssigned)
+    def _roles_assigned(self, e: RolesAssigned) -> None:
+        self.croupier = e.croupier
+        self.phase = SHUFFLE
+
+    @applies(ShoeShuffled)
+    def _shoe_shuffled_here(self, e: ShoeShuffled) -> None:
+        self.phase = CUT
+        self.turned, self.burned, self.discarded = None, [], 0
+        self.hands = {R.PLAYER: [], R.BANKER: []}
+        self.result = None
+        self.last_coup = False
+
+    @applies(ShoeCut)
+    def _shoe_cut_here(self, e: ShoeCut) -> None:
+        self.phase = BURNING
+
+    @applies(CardDealt)
+    def _card_dealt_here(self, e: CardDealt) -> None:
+        if e.to != BURN:
+            self.hands[e.to].append(e.card)
+        elif self.turned is None:
+            self.turned = e.card
+        else:
+            self.burned.append(e.card)
+
+    @applies(CardsBurned)
+    def _cards_burned(self, e: CardsBurned) -> None:
+        self.phase = STAKES
+
+    @applies(StakePlaced)
+    def _stake_placed(self, e: StakePlaced) -> None:
+        self.coup = e.coup
+        self.stakes.setdefault(e.player, {})[e.spot] = e.total
+
+    @applies(StakesClosed)
+    def _stakes_closed(self, e: StakesClosed) -> None:
+        # The last coup's cards leave the table for the discard as the next coup is dealt.
+        self.discarded += len(self.hands[R.PLAYER]) + len(self.hands[R.BANKER])
+        self.hands = {R.PLAYER: [], R.BANKER: []}
+        self.result = None
+        self.phase = DEAL
+
+    @applies(CoupDecided)
+    def _coup_decided(self, e: CoupDecided) -> None:
+        self.result = {"coup": e.coup, "outcome": e.outcome, "player_total": e.player_total,
+                       "banker_total": e.banker_total, "natural": e.natural}
+        self.stakes = {}
+        self.phase = STAKES
+
+    @applies(StopCardCameOut)
+    def _stop_card_came_out(self, e: StopCardCameOut) -> None:
+        self.last_coup = True
+
+    @applies(ShoeFinished)
+    def _shoe_finished(self, e: ShoeFinished) -> None:
+        self.phase = SHOE_OVER
+
+    @applies(ShoeRevealed)
+    def _shoe_revealed_here(self, e: ShoeRevealed) -> None:
+        self.phase = SHUFFLE
