@@ -949,7 +949,7 @@ def main() -> int:
         recorded_on = datetime.now(timezone.utc).date().isoformat()
     else:
         recorded = reference
-        found = re.search(r"SQLite reference: .*?\(recorded ([\d-]+)\)", output.read_text()) if output.exists() else None
+        found = re.search(r"SQLite reference: .*?\(recorded ([\d-]+)", output.read_text()) if output.exists() else None
         recorded_on = found.group(1) if found else "earlier"
     write_section(output, SECTION, section(args, elapsed, load_before, load_after, library_versions, med, throughput, curve,
                                            reads, goals_text, recorded, recorded_on))
@@ -980,7 +980,9 @@ def section(args: argparse.Namespace, elapsed: float, load_before: tuple[float, 
         "and workers, or the library's processes) plus the PostgreSQL backends serving their connections (found "
         "by application name in `pg_stat_activity`), divided by the operations finished; PostgreSQL's background "
         "processes (WAL writer, checkpointer) are not counted, nor is the load generator, shown apart. The "
-        f"server, the database and the load generator share the machine's {os.cpu_count() or 1} cores. "
+        f"server, the database and the load generator share the machine's {os.cpu_count() or 1} cores. On a "
+        "shared machine CPU per operation moves far less between rounds than throughput and latency, which wait "
+        "for whatever else runs. "
         + args.note).strip(),
         throughput,
     ]
