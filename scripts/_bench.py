@@ -1,13 +1,19 @@
 """What the benchmarks share: the PostgreSQL test schema, progress lines, building a table of a given
-length by random legal play, and writing one section of docs/benchmarks.md."""
+length by random legal play, writing one section of docs/benchmarks.md, and the arithmetic and tables of
+their reports (percentiles, medians over rounds, ratios against targets, Markdown tables)."""
 
 from __future__ import annotations
 
+import math
+import os
 import random
 import re
+import statistics
 import sys
 import time
 import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -17,7 +23,14 @@ from service.application import TablesService  # noqa: E402
 from service.config import load  # noqa: E402
 from tests.helpers import pick  # noqa: E402
 
-PG = {"host": "127.0.0.1", "port": "5432", "user": "postgres", "dbname": "test"}
+# The database the benchmarks make their schemas in: the library's own variables, defaulting to the test one.
+PG = {
+    "host": os.environ.get("POSTGRES_HOST") or "127.0.0.1",
+    "port": os.environ.get("POSTGRES_PORT") or "5432",
+    "user": os.environ.get("POSTGRES_USER") or "postgres",
+    "dbname": os.environ.get("POSTGRES_DBNAME") or "test",
+}
+PG_PASSWORD = os.environ.get("POSTGRES_PASSWORD", "")
 FAST = {"SNAPSHOT_INTERVAL": "50", "AGGREGATE_CACHE_MAXSIZE": "1000"}
 PROGRESS_EVERY = 5000
 
@@ -49,26 +62,28 @@ def build(env: dict[str, str], size: int, rng: random.Random, label: str) -> tup
     return table_id, version, seconds
 
 
+def pg_connect(**kwargs: object):  # type: ignore[no-untyped-def]
+    import psycopg
+
+    return psycopg.connect(**PG, **({"password": PG_PASSWORD} if PG_PASSWORD else {}), **kwargs)  # type: ignore[arg-type]
+
+
 def postgres_env() -> tuple[dict[str, str], str] | None:
     try:
-        import psycopg
-
         schema = f"zametano_bench_{uuid.uuid4().hex[:8]}"
-        with psycopg.connect(**PG, autocommit=True, connect_timeout=3) as conn:
+        with pg_connect(autocommit=True, connect_timeout=3) as conn:
             conn.execute(f"CREATE SCHEMA {schema}")
     except Exception as exc:  # noqa: BLE001
         progress(f"PostgreSQL skipped (not reachable at {PG['host']}:{PG['port']}): {exc}")
         return None
     return {
         "PERSISTENCE_MODULE": "eventsourcing.postgres", "POSTGRES_HOST": PG["host"], "POSTGRES_PORT": PG["port"],
-        "POSTGRES_USER": PG["user"], "POSTGRES_PASSWORD": "", "POSTGRES_DBNAME": PG["dbname"], "POSTGRES_SCHEMA": schema,
+        "POSTGRES_USER": PG["user"], "POSTGRES_PASSWORD": PG_PASSWORD, "POSTGRES_DBNAME": PG["dbname"], "POSTGRES_SCHEMA": schema,
     }, schema
 
 
 def drop_schema(schema: str) -> None:
-    import psycopg
-
-    with psycopg.connect(**PG, autocommit=True) as conn:
+    with pg_connect(autocommit=True) as conn:
         conn.execute(f"DROP SCHEMA {schema} CASCADE")
 
 
@@ -82,3 +97,91 @@ def write_section(path: Path, title: str, section: str) -> None:
         text = text.rstrip("\n") + "\n\n" + section.rstrip("\n") + "\n"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text)
+
+
+def percentile(samples: Sequence[float], q: float) -> float:
+    """The ``q``-th percentile (0-100) of the samples, interpolated between the two nearest ranks."""
+    if not samples:
+        raise ValueError("no samples")
+    if not 0 <= q <= 100:
+        raise ValueError("q is a percentage, 0 to 100")
+    ordered = sorted(samples)
+    rank = (len(ordered) - 1) * q / 100
+    low, high = math.floor(rank), math.ceil(rank)
+    return ordered[low] + (ordered[high] - ordered[low]) * (rank - low)
+
+
+def median_of(values: Sequence[float | None]) -> float | None:
+    """The median of what was measured (a round that measured nothing is left out); None if nothing was."""
+    measured = [v for v in values if v is not None]
+    return statistics.median(measured) if measured else None
+
+
+def rotated(names: Sequence[str], round_index: int, rounds: int) -> list[str]:
+    """Every name once, starting ``round_index / rounds`` of the way along: over the rounds each
+    configuration runs early, midway and late, so a slow spell of the machine does not fall on one alone."""
+    if not names:
+        return []
+    start = (round_index * len(names)) // max(rounds, 1) % len(names)
+    return list(names[start:]) + list(names[:start])
+
+
+def markdown_table(headers: Sequence[str], rows: Sequence[Sequence[str]], align: str = "") -> str:
+    """A Markdown table; ``align`` has an ``l`` (text) or ``r`` (numbers) per column, by default text first
+    and numbers after."""
+    align = align or "l" + "r" * (len(headers) - 1)
+    if len(align) != len(headers):
+        raise ValueError(f"{len(align)} alignments for {len(headers)} columns")
+    lines = ["| " + " | ".join(headers) + " |", "| " + " | ".join("---:" if a == "r" else "---" for a in align) + " |"]
+    for row in rows:
+        if len(row) != len(headers):
+            raise ValueError(f"a row of {len(row)} cells in a table of {len(headers)} columns")
+        lines.append("| " + " | ".join(row) + " |")
+    return "\n".join(lines)
+
+
+def number(value: float | None, digits: int = 1) -> str:
+    """A measured value for a table: thousands separated, a dash for one not measured."""
+    return "-" if value is None else f"{value:,.{digits}f}"
+
+
+@dataclass(frozen=True)
+class Target:
+    """One ratio a benchmark aims at: ``measured / reference`` at least or at most ``bound``."""
+
+    what: str
+    measured: float | None
+    reference: float | None
+    bound: float
+    at_least: bool  # True: the ratio must be at least the bound; False: at most
+    unit: str = ""
+    missing: str = "not measured"  # the verdict when there is no reference to compare with
+
+    @property
+    def ratio(self) -> float | None:
+        if self.measured is None or not self.reference:
+            return None
+        return self.measured / self.reference
+
+    @property
+    def verdict(self) -> str:
+        ratio = self.ratio
+        if self.measured is None:
+            return "not measured"
+        if ratio is None:
+            return self.missing
+        # compared at the precision shown, so a ratio printed as the bound is never "not met"
+        shown = round(ratio, 2)
+        return "met" if (shown >= self.bound if self.at_least else shown <= self.bound) else "not met"
+
+    def row(self) -> list[str]:
+        unit = f" {self.unit}" if self.unit else ""
+        measured = "-" if self.measured is None else f"{number(self.measured, 2 if self.measured < 100 else 0)}{unit}"
+        reference = "-" if self.reference is None else f"{number(self.reference, 2 if self.reference < 100 else 0)}{unit}"
+        ratio = "-" if self.ratio is None else f"{self.ratio:.2f}"
+        return [self.what, measured, reference, ratio, f"{'>=' if self.at_least else '<='} {self.bound:g}", self.verdict]
+
+
+def targets_table(targets: Sequence[Target]) -> str:
+    return markdown_table(["comparison", "measured", "reference", "ratio", "target", "verdict"],
+                          [t.row() for t in targets], align="lrrrrl")
