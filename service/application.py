@@ -27,6 +27,7 @@ from domain.shuffle import SEED_BYTES
 from domain.table import Table, TableEvent
 from service import audit, store
 from service.config import Settings
+from service.groupcommit import GroupCommitter
 from service.index import Indexer
 from service.signing import Signer, load_signer
 from service.errors import (
@@ -95,9 +96,12 @@ class TablesService(Application):
         env: dict[str, str] | None = None,
         signer: Signer | None = None,
         follow: bool = False,
+        group_commit: bool | None = None,
     ) -> None:
         """``follow``: keep the read model up to date in a background thread (a server does; tests and tools
-        without it have each query index what it needs first). close() stops the thread."""
+        without it have each query index what it needs first). close() stops the thread. ``group_commit``
+        (default: the settings' ZAMETANO_GROUP_COMMIT): commands of different tables decided at once by
+        several threads are saved in one transaction (service/groupcommit.py)."""
         # The key first: a key that cannot be used stops start-up before the store is touched.
         if signer is None:
             signer = load_signer(settings) if settings is not None else Signer.in_memory()
@@ -111,6 +115,9 @@ class TablesService(Application):
                 self.snapshotting_intervals = {game.table: settings.snapshot_interval for game in GAMES.values()}
             self.clock = clock
             self.new_seed = new_seed
+            if group_commit is None:
+                group_commit = settings.group_commit if settings is not None else False
+            self.committer = GroupCommitter(self.save) if group_commit else None
             self.index = Indexer(self, ROUND_MARKS)
             if follow:
                 self.index.follow()
@@ -179,7 +186,7 @@ class TablesService(Application):
                 raise
             appended = list(table.pending_events)
             try:
-                self.save(table, *_records(table_id, idempotency_key, body_sha, first, table.version))
+                self._commit(table, *_records(table_id, idempotency_key, body_sha, first, table.version))
             except IntegrityError:
                 earlier = self._earlier(table_id, idempotency_key, body_sha)
                 if earlier is not None:
@@ -189,6 +196,13 @@ class TablesService(Application):
                 continue
             return self._result(table, appended)
         raise AssertionError("unreachable")  # pragma: no cover
+
+    def _commit(self, table: Table, *saved_with: Any) -> None:
+        """One command's save: its own transaction, or a share of a group commit's."""
+        if self.committer is None:
+            self.save(table, *saved_with)
+        else:
+            self.committer.commit(table, *saved_with)
 
     def _earlier(self, table_id: str, key: str | None, body_sha: str) -> dict[str, Any] | None:
         return None if key is None else self._earlier_response(table_id, key, body_sha)

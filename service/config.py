@@ -47,6 +47,7 @@ OWN_VARIABLES = (
     "ZAMETANO_MAX_BODY_BYTES",
     "ZAMETANO_RATE_LIMIT",
     "ZAMETANO_STATEMENT_TIMEOUT",
+    "ZAMETANO_GROUP_COMMIT",
 )
 # Outages (README "Outages"): a request waits at most this long for the database, well below gunicorn's
 # worker timeout, then answers 503.
@@ -84,6 +85,8 @@ class Settings:
     signing_key_file: str | None = None
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
     rate_limit: RateLimit | None = None  # None: no rate limit
+    # Commands of different tables in flight at once in one process saved in one transaction.
+    group_commit: bool = False
 
     @property
     def module(self) -> str:
@@ -127,7 +130,18 @@ def load(environ: Mapping[str, str] | None = None) -> Settings:
         signing_key_file=env.get("ZAMETANO_SIGNING_KEY_FILE") or None,
         max_body_bytes=parse_max_body_bytes(env.get("ZAMETANO_MAX_BODY_BYTES", "")),
         rate_limit=parse_rate_limit(env.get("ZAMETANO_RATE_LIMIT", "")),
+        group_commit=parse_switch("ZAMETANO_GROUP_COMMIT", env.get("ZAMETANO_GROUP_COMMIT", "")),
     )
+
+
+def parse_switch(name: str, text: str) -> bool:
+    """On (y, yes, true, on, 1) or off (n, no, false, off, 0, or empty)."""
+    value = text.strip().lower()
+    if value in ("y", "yes", "true", "on", "1"):
+        return True
+    if value in ("", "n", "no", "false", "off", "0"):
+        return False
+    raise ConfigError(f"{name} is on (y, yes, true, on, 1) or off (n, no, false, off, 0)")
 
 
 def parse_tokens(text: str) -> dict[str, str]:

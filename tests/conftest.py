@@ -77,13 +77,21 @@ def persistence_env(request: pytest.FixtureRequest, tmp_path) -> dict[str, str]:
 
 
 @pytest.fixture
-def make_service(persistence_env: dict[str, str]) -> Iterator:  # type: ignore[type-arg]
+def group_commit() -> bool:
+    """Whether make_service's services save by group commit; a module overrides this fixture with
+    ``params=[False, True]`` to run its tests both ways."""
+    return False
+
+
+@pytest.fixture
+def make_service(persistence_env: dict[str, str], group_commit: bool) -> Iterator:  # type: ignore[type-arg]
     """Builds services on this test's store; several may share it, as server processes do."""
     made: list[TablesService] = []
 
     def make(**kwargs) -> TablesService:  # type: ignore[no-untyped-def]
         kwargs.setdefault("clock", StepClock())
         kwargs.setdefault("new_seed", Seeds())
+        kwargs.setdefault("group_commit", group_commit)
         service = TablesService(load(persistence_env), **kwargs)
         made.append(service)
         return service

@@ -15,6 +15,12 @@ CLIENTS = 16
 ROUNDS = 4
 
 
+@pytest.fixture(params=[False, True], ids=["one-by-one", "group-commit"])
+def group_commit(request: pytest.FixtureRequest) -> bool:
+    """Every test here runs with and without group commit (service/groupcommit.py)."""
+    return request.param
+
+
 def seatings(service, table_id):
     return sum(e["type"] == "SeatsDrawn" for e in service.events_page(table_id, limit=1000)["events"])
 

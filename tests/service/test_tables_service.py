@@ -25,6 +25,12 @@ from tests.helpers import pick, stacked_shoe
 PLAYERS = ["anna", "boris", "vera"]
 
 
+@pytest.fixture(params=[False, True], ids=["one-by-one", "group-commit"])
+def group_commit(request: pytest.FixtureRequest) -> bool:
+    """Every test here runs with and without group commit (service/groupcommit.py)."""
+    return request.param
+
+
 def open_table(service, **rules):
     return service.open_table("chemin-de-fer", PLAYERS, rules)["table_id"]
 

@@ -1,0 +1,141 @@
+"""Group commit: the decided commands of several threads of one process saved in one transaction.
+
+A thread hands its decided table (and the aggregates saved with it) to ``GroupCommitter.commit`` and is
+answered only once they are committed, or once it is certain they will not be. There is no timer: the first
+thread to arrive while no batch is being written becomes the leader and writes at once whatever is queued
+(alone, when idle); threads that arrive while it writes queue up and go together in the next batch. So
+the wait a command adds is at most one other batch's write, and only under load.
+
+What a batch promises:
+- Two commands of the same table never go in one batch: each decided on the table as it was, so the later
+  one waits for the next batch. If the earlier was committed first, the later one decided on a version that
+  is gone; it is told so at once (IntegrityError, as a lost race), without asking the store.
+- A batch is one ``Application.save`` call: one transaction, all of it written or none of it.
+- If the batch loses a race (IntegrityError: a version or an idempotency key some other process took
+  first), nothing of it was written, and each member is saved again ALONE, so that only the command that
+  really lost the race hears of it, exactly as without group commit.
+- Any other failure (the store down) fails every member with that exception: nothing is acknowledged that
+  was not committed.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from eventsourcing.persistence import IntegrityError
+
+Save = Callable[..., Any]
+
+
+class _Handed:
+    """One thread's command: its table first, then what is saved with it."""
+
+    __slots__ = ("aggregates", "outcome", "done", "alone")
+
+    def __init__(self, aggregates: Sequence[Any]) -> None:
+        self.aggregates = aggregates
+        self.outcome: BaseException | None = None
+        self.done = False
+        self.alone = False  # the batch lost a race: save again alone
+
+    @property
+    def table_id(self) -> Any:
+        return self.aggregates[0].id
+
+    @property
+    def first_version(self) -> int | None:
+        pending = self.aggregates[0].pending_events
+        return pending[0].originator_version if pending else None
+
+
+class GroupCommitter:
+    """Per process (per service). ``on_batch`` is told each batch's size, for tests and measurements."""
+
+    def __init__(self, save: Save, on_batch: Callable[[int], None] | None = None) -> None:
+        self._save = save
+        self._on_batch = on_batch
+        self._changed = threading.Condition()
+        self._queue: list[_Handed] = []
+        self._writing = False
+
+    def commit(self, table: Any, *saved_with: Any) -> None:
+        """Returns once ``table`` and ``saved_with`` are committed; raises IntegrityError if the table's
+        version (or an idempotency key) was taken first, or whatever else made the save fail."""
+        handed = _Handed((table, *saved_with))
+        with self._changed:
+            self._queue.append(handed)
+            while not handed.done:
+                if self._writing:
+                    self._changed.wait()
+                    continue
+                self._writing = True
+                batch = self._take_batch()
+                self._changed.release()
+                try:
+                    self._write(batch)
+                finally:
+                    self._changed.acquire()
+                    self._writing = False
+                    self._changed.notify_all()
+        if handed.alone:
+            self._save(*handed.aggregates)  # an IntegrityError now is this command's own lost race
+        elif handed.outcome is not None:
+            raise handed.outcome
+
+    def _take_batch(self) -> list[_Handed]:
+        """The queue's first command of each table, in the order they came (called holding the lock)."""
+        batch: list[_Handed] = []
+        seen: set[Any] = set()
+        rest: list[_Handed] = []
+        for handed in self._queue:
+            if handed.table_id in seen:
+                rest.append(handed)
+            else:
+                seen.add(handed.table_id)
+                batch.append(handed)
+        self._queue = rest
+        return batch
+
+    def _write(self, batch: list[_Handed]) -> None:
+        """Saves the batch in one transaction and settles every member (called without the lock)."""
+        # A failed save has collected the events from their aggregates: kept here, so that a member saved
+        # again alone saves exactly what it decided (and a table's timestamps still increase with versions).
+        pending = [(aggregate, list(aggregate.pending_events)) for h in batch for aggregate in h.aggregates]
+        outcome: BaseException | None = None
+        try:
+            if self._on_batch is not None:
+                self._on_batch(len(batch))
+            self._save(*(aggregate for h in batch for aggregate in h.aggregates))
+        except IntegrityError as exc:
+            outcome = exc
+        except BaseException as exc:  # noqa: BLE001 - whatever it is, every member hears of it
+            outcome = exc
+        with self._changed:
+            if isinstance(outcome, IntegrityError) and len(batch) > 1:
+                for aggregate, events in pending:
+                    aggregate.pending_events[:] = events  # nothing was written: the decision stands as it was
+                for handed in batch:
+                    handed.alone = True
+            else:
+                for handed in batch:
+                    handed.outcome = outcome
+            if outcome is None:
+                self._refuse_stale({h.table_id: h.aggregates[0].version for h in batch})
+            for handed in batch:
+                handed.done = True
+
+    def _refuse_stale(self, committed: dict[Any, int]) -> None:
+        """Commands still queued that decided on a version of a table this batch has just moved past lost
+        their race: they are told at once (called holding the lock)."""
+        still: list[_Handed] = []
+        for handed in self._queue:
+            head = committed.get(handed.table_id)
+            first = handed.first_version
+            if head is not None and first is not None and first <= head:
+                handed.outcome = IntegrityError(f"version {first} of the table was just taken")
+                handed.done = True
+            else:
+                still.append(handed)
+        self._queue = still
