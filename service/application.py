@@ -117,7 +117,7 @@ class TablesService(Application):
             self.new_seed = new_seed
             if group_commit is None:
                 group_commit = settings.group_commit if settings is not None else False
-            self.committer = GroupCommitter(self.save) if group_commit else None
+            self.committer = GroupCommitter(self._save_together) if group_commit else None
             self.index = Indexer(self, ROUND_MARKS)
             if follow:
                 self.index.follow()
@@ -203,6 +203,10 @@ class TablesService(Application):
             self.save(table, *saved_with)
         else:
             self.committer.commit(table, *saved_with)
+
+    def _save_together(self, *aggregates: Any) -> None:
+        # Looked up at each call, not bound once: what save does is what a group commit does.
+        self.save(*aggregates)
 
     def _earlier(self, table_id: str, key: str | None, body_sha: str) -> dict[str, Any] | None:
         return None if key is None else self._earlier_response(table_id, key, body_sha)

@@ -51,11 +51,12 @@ class _Handed:
 
 
 class GroupCommitter:
-    """Per process (per service). ``on_batch`` is told each batch's size, for tests and measurements."""
+    """Per process (per service). ``on_batch``, if set, is told each batch's table ids before it is written
+    (tests and measurements watch batches with it)."""
 
-    def __init__(self, save: Save, on_batch: Callable[[int], None] | None = None) -> None:
+    def __init__(self, save: Save) -> None:
         self._save = save
-        self._on_batch = on_batch
+        self.on_batch: Callable[[list[Any]], None] | None = None
         self._changed = threading.Condition()
         self._queue: list[_Handed] = []
         self._writing = False
@@ -84,6 +85,11 @@ class GroupCommitter:
         elif handed.outcome is not None:
             raise handed.outcome
 
+    def queued(self) -> int:
+        """Commands handed and waiting for a batch (not those being written)."""
+        with self._changed:
+            return len(self._queue)
+
     def _take_batch(self) -> list[_Handed]:
         """The queue's first command of each table, in the order they came (called holding the lock)."""
         batch: list[_Handed] = []
@@ -105,8 +111,8 @@ class GroupCommitter:
         pending = [(aggregate, list(aggregate.pending_events)) for h in batch for aggregate in h.aggregates]
         outcome: BaseException | None = None
         try:
-            if self._on_batch is not None:
-                self._on_batch(len(batch))
+            if self.on_batch is not None:
+                self.on_batch([h.table_id for h in batch])
             self._save(*(aggregate for h in batch for aggregate in h.aggregates))
         except IntegrityError as exc:
             outcome = exc
