@@ -102,7 +102,15 @@ CONFIGS = [
     Config("tables-64", "tables", "http", "4 workers, 64 tables", 64, "pg-4"),
     Config("sqlite-2w-4c", "sqlite", "http", "Zametano SQLite, 2 workers, 4 clients", 4, "sqlite-2"),
 ]
-BY_NAME = {c.name: c for c in CONFIGS}
+# Group commit (ZAMETANO_GROUP_COMMIT) off and on, under gunicorn's threaded workers (it batches the commands
+# of one worker's threads); run only when named: --only group-commit.
+GTHREADS = 4
+ON_REQUEST = [
+    Config(f"gc-{state}-{n}", "group-commit", "http", f"4 gthread workers, {n} tables, group commit {state}", n,
+           "pg-4-gthread" + ("-gc" if state == "on" else ""))
+    for n in (8, 64) for state in ("off", "on")
+]
+BY_NAME = {c.name: c for c in CONFIGS + ON_REQUEST}
 
 
 def select(only: str | None) -> list[Config]:
@@ -110,12 +118,12 @@ def select(only: str | None) -> list[Config]:
     if not only:
         return list(CONFIGS)
     wanted = {w.strip() for w in only.split(",") if w.strip()}
-    known = {c.name for c in CONFIGS} | {c.group for c in CONFIGS}
+    known = {c.name for c in BY_NAME.values()} | {c.group for c in BY_NAME.values()}
     unknown = sorted(wanted - known)
     if unknown:
         raise SystemExit(f"error: --only {', '.join(unknown)}: not a configuration. Known: {', '.join(c.name for c in CONFIGS)}; "
                          f"groups: {', '.join(dict.fromkeys(c.group for c in CONFIGS))}")
-    return [c for c in CONFIGS if c.name in wanted or c.group in wanted]
+    return [c for c in BY_NAME.values() if c.name in wanted or c.group in wanted]
 
 
 # --- CPU time from /proc ----------------------------------------------------------------------------------
@@ -347,6 +355,8 @@ class Servers:
                 raise BenchError("PostgreSQL is not reachable")
             env.update(self.pg)
             env["PGAPPNAME"] = self.appname
+            if key.endswith("-gc"):
+                env["ZAMETANO_GROUP_COMMIT"] = "y"
         elif key.startswith("sqlite-"):
             env.update({"PERSISTENCE_MODULE": "eventsourcing.sqlite", "SQLITE_DBNAME": str(self.tmp / "zametano.sqlite")})
         return env
@@ -361,6 +371,10 @@ class Servers:
             argv = [sys.executable, str(Path(__file__).resolve()), "--serve-echo", str(port)]
         else:
             argv = [sys.executable, "-m", "api.server", "--port", str(port), "--workers", str(workers)]
+        if "-gthread" in key:  # gunicorn as docker-compose runs it (api/gunicorn_conf.py), threaded workers
+            argv = [sys.executable, "-m", "gunicorn", "-c", "python:api.gunicorn_conf", "--bind", f"127.0.0.1:{port}",
+                    "--workers", str(workers), "--worker-class", "gthread", "--threads", str(GTHREADS),
+                    "api.app:create_app()"]
         log = self.tmp / f"{key}.log"
         progress(f"starting the {key} server")
         with open(log, "ab") as err:

@@ -83,6 +83,7 @@ class GroupCommitter:
         if handed.alone:
             self._save(*handed.aggregates)  # an IntegrityError now is this command's own lost race
         elif handed.outcome is not None:
+            # One exception for the whole batch, raised in each member's thread: the API answers by its type.
             raise handed.outcome
 
     def queued(self) -> int:
