@@ -42,3 +42,11 @@ def test_the_readme_documents_every_variable():
     readme = (ROOT / "README.md").read_text()
     missing = [name for name in ALL_VARIABLES if f"`{name}`" not in readme]
     assert not missing, missing
+
+
+def test_psycopg_runs_its_compiled_implementation():
+    # The pure-Python implementation, which psycopg falls back to silently, costs about a fifth of a
+    # command's CPU; pyproject's psycopg[binary] is what keeps it away.
+    import psycopg
+
+    assert psycopg.pq.__impl__ == "binary", psycopg.pq.__impl__
