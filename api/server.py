@@ -1,7 +1,7 @@
 """Serving under gunicorn: the event store's tables are created once, before workers fork, and each
 worker builds its own service through the app factory.
 
-    python -m api.server [--host H] [--port P] [--workers N]
+    python -m api.server [--host H] [--port P] [--workers N] [--threads T]
 
 The gunicorn hooks below serve both this entry point and `gunicorn -c python:api.gunicorn_conf`, so the
 two cannot disagree: the master refuses, before it listens, any address that is not loopback unless
@@ -26,6 +26,30 @@ from gunicorn.util import parse_address
 from service.config import ConfigError, load
 
 PR_SET_PDEATHSIG = 1  # linux/prctl.h
+# Requests each worker serves at once. A command spends most of its time waiting for PostgreSQL, so a few
+# threads keep a worker's CPU busy where one request at a time left it idle (docs/benchmarks.md).
+DEFAULT_THREADS = 4
+# Seconds an idle client's connection stays open (threaded workers only): a client sending command after
+# command does not connect again for each one.
+KEEPALIVE = 5
+
+
+def web_threads(environ: Any = None) -> int:
+    value = (os.environ if environ is None else environ).get("WEB_THREADS") or str(DEFAULT_THREADS)
+    try:
+        threads = int(value)
+    except ValueError:
+        raise ConfigError(f"WEB_THREADS must be a whole number of threads per worker (1 or more), not {value!r}") from None
+    if threads < 1:
+        raise ConfigError(f"WEB_THREADS must be 1 or more threads per worker, not {threads}")
+    return threads
+
+
+def worker_settings(threads: int) -> dict[str, Any]:
+    """gunicorn's threaded workers with keep-alive; with one thread its sync worker, which closes every connection."""
+    if threads == 1:
+        return {"worker_class": "sync", "threads": 1}
+    return {"worker_class": "gthread", "threads": threads, "keepalive": KEEPALIVE}
 
 
 def is_loopback(host: str) -> bool:
@@ -148,9 +172,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--host", default=os.environ.get("HOST", "127.0.0.1"))
     parser.add_argument("--port", type=int, default=int(os.environ.get("PORT", "8000")))
     parser.add_argument("--workers", type=int, default=int(os.environ.get("WEB_CONCURRENCY", "2")))
+    parser.add_argument("--threads", type=int, help=f"requests each worker serves at once (WEB_THREADS, default {DEFAULT_THREADS})")
     args = parser.parse_args(argv)
     bind = f"[{args.host}]:{args.port}" if ":" in args.host else f"{args.host}:{args.port}"
     try:
+        threads = web_threads({"WEB_THREADS": str(args.threads)} if args.threads is not None else None)
         check_binds([bind])  # at once, before gunicorn starts; on_starting checks again what it binds
         store = prepared_store()  # a wrong CIPHER_KEY, a bad signing key or a store down: one line, before gunicorn
     except ConfigError as exc:
@@ -160,6 +186,7 @@ def main(argv: list[str] | None = None) -> int:
         {
             "bind": bind,
             "workers": args.workers,
+            **worker_settings(threads),
             "accesslog": "-",
             "timeout": 60,
             "on_starting": on_starting,

@@ -194,7 +194,7 @@ class Backends:
 
 
 class Client:
-    """One connection, kept alive as long as the server keeps it (gunicorn's sync workers close it after
+    """One connection, kept alive as long as the server keeps it (gunicorn's sync workers, WEB_THREADS=1, close it after
     every response; http.client then connects again for the next request)."""
 
     def __init__(self, port: int) -> None:
@@ -313,13 +313,14 @@ def echo_app() -> Any:
 
 def serve_echo(port: int) -> int:
     """A Flask app that answers a JSON body with itself, under gunicorn as api/server.py sets it up."""
-    from api.server import Server, post_fork
+    from api.server import Server, post_fork, web_threads, worker_settings
 
     class Echo(Server):
         def load(self) -> Any:
             return echo_app()
 
-    Echo({"bind": f"127.0.0.1:{port}", "workers": 1, "accesslog": "-", "timeout": 60, "post_fork": post_fork}).run()
+    Echo({"bind": f"127.0.0.1:{port}", "workers": 1, **worker_settings(web_threads()), "accesslog": "-", "timeout": 60,
+          "post_fork": post_fork}).run()
     return 0
 
 
@@ -983,8 +984,8 @@ def section(args: argparse.Namespace, elapsed: float, load_before: tuple[float, 
         f"Every configuration ran once per round, {args.rounds} rounds in rotated order, {args.seconds:g} s each; the "
         "figures are medians over the rounds (the range is the lowest and highest round). Each client plays its own "
         "4-player, 4-deck Chemin de fer table with random legal commands taken from the state's `expects`, one "
-        "command at a time, over one `http.client` connection (gunicorn's sync workers close it after every "
-        "response, so each request connects again). A refusal (409, 422) would make the client read the state "
+        "command at a time, over one `http.client` connection (kept open by gunicorn's threaded workers; with "
+        "`WEB_THREADS=1` its sync workers close it after every response, and each request connects again). A refusal (409, 422) would make the client read the state "
         f"again; the first {WARMUP} commands of each table are not timed. 'eventsourcing alone' is a minimal "
         f"`Application` and `Aggregate` on the same PostgreSQL: a cached get (`AGGREGATE_CACHE_MAXSIZE`), "
         f"{EVENTS_PER_COMMAND} events, a save, in one to four processes. 'Flask echo' is a Flask app that returns "

@@ -54,7 +54,7 @@ OWN_VARIABLES = (
 CONNECT_TIMEOUT = "3"
 STATEMENT_TIMEOUT = "10"
 # Read by the server entry points (api/server.py, api/gunicorn_conf.py).
-SERVER_VARIABLES = ("HOST", "PORT", "WEB_CONCURRENCY", "BIND")
+SERVER_VARIABLES = ("HOST", "PORT", "WEB_CONCURRENCY", "WEB_THREADS", "BIND")
 ALL_VARIABLES = LIBRARY_VARIABLES + OWN_VARIABLES + SERVER_VARIABLES
 ROLES = ("operator", "auditor")
 # The largest request body read: a table's opening with every rule option is well under 1 KiB.

@@ -15,6 +15,8 @@ _.json_body
 # post_fork hook takes (server, worker).
 accesslog
 control_socket_disable
+worker_class
+keepalive
 _.load_config
 worker
 

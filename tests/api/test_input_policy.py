@@ -408,3 +408,31 @@ def test_a_refused_body_to_the_commands_endpoint_never_breaks_the_metrics(client
     assert "evil" not in r.data.decode()
     assert metric(client, "other", "422") == others + 2
     assert metric(client, "draw_seats", "ok") == draws + 1
+
+
+def test_responses_are_written_as_flasks_own_json_would_write_them_including_what_orjson_cannot():
+    import dataclasses
+    import uuid
+    from datetime import datetime, timezone
+
+    from flask.json.provider import DefaultJSONProvider
+
+    @dataclasses.dataclass
+    class Pair:
+        left: int
+        right: str
+
+    app = create_app(load({"PERSISTENCE_MODULE": "eventsourcing.popo"}), service=object())
+    flask_json = DefaultJSONProvider(app)
+    flask_json.sort_keys = False  # as the app sets it
+    values = [
+        {"name": "Žofie ☘", "amount": 100, "nested": [1, 2.5, None, True], "order": {"z": 1, "a": 2}},
+        {"at": datetime(2026, 1, 2, 3, 4, 5, tzinfo=timezone.utc), "id": uuid.UUID(int=7), "pair": Pair(1, "x")},
+        {"past 64 bits": 2**70, 3: "a key that is not a string"},
+    ]
+    with app.app_context():
+        for value in values:
+            written = app.json.response(value)
+            assert written.mimetype == "application/json" and written.data.endswith(b"\n")
+            assert json.loads(written.data) == json.loads(flask_json.dumps(value))
+            assert list(json.loads(written.data)) == [str(k) for k in value]  # the order given, not sorted

@@ -143,3 +143,34 @@ def test_a_pool_of_one_postgresql_connection_is_not_given_to_a_follower(postgres
         assert [t["table_id"] for t in service.list_tables()["tables"]] == [table_id]  # the query indexes it
     finally:
         service.close()
+
+
+def test_the_default_pool_serves_every_thread_of_a_worker_and_its_follower_at_once(postgres_env):
+    from api.server import DEFAULT_THREADS
+
+    service = TablesService(load(postgres_env), follow=True)
+    try:
+        # a request holds at most one connection at a time; the follower keeps one for LISTEN
+        assert service.factory.datastore.pool.max_size >= DEFAULT_THREADS + 1
+        tables = [service.open_table("chemin-de-fer", PLAYERS, {})["table_id"] for _ in range(DEFAULT_THREADS)]
+        start = threading.Barrier(DEFAULT_THREADS)
+        failures: list[BaseException] = []
+
+        def play(table_id: str) -> None:
+            try:
+                start.wait()
+                rng = random.Random(table_id)
+                for _ in range(5):
+                    service.execute(table_id, *pick(service.current_state(table_id), rng))
+            except BaseException as exc:  # reported by the test's thread
+                failures.append(exc)
+
+        threads = [threading.Thread(target=play, args=(t,)) for t in tables]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        assert not failures, failures
+        assert all(service.current_state(t)["version"] >= 6 for t in tables)
+    finally:
+        service.close()

@@ -270,3 +270,21 @@ def test_the_service_speaks_of_versions_keys_and_checks_never_of_headers_or_urls
     assert "expected version 7 of the table, but the table is at version 9" in errors[0].message
     for error in errors:
         assert not any(word in error.message for word in ("If-Match", "Idempotency-Key", "/tables", "GET ")), error
+
+
+def test_a_command_works_on_its_own_copy_of_the_cached_table_and_a_refused_one_leaves_the_cache_as_the_log_has_it(
+        service):
+    import copy
+
+    table_id = open_table(service)
+    play(service, table_id, 30)
+    mine = service.table(table_id)
+    cached = service.repository.cache.get(service._uuid(table_id))
+    assert mine is not cached and service._state(mine) == service._state(copy.deepcopy(cached))
+    mine.handle(*pick(service.current_state(table_id), random.Random(3)), service.clock(), service.new_seed)
+    assert mine.version > cached.version  # changed, never saved
+    with pytest.raises(UnknownCommand):
+        service.execute(table_id, "no_such_command", "anna", {})
+    state = service.current_state(table_id)  # from the cache
+    rebuilt = service.state_at_version(table_id, state["version"])  # from the snapshot and the log
+    assert state == {k: v for k, v in rebuilt.items() if k != "as_of"}

@@ -6,6 +6,7 @@ import re
 from pathlib import Path
 
 import eventsourcing
+import pytest
 import yaml
 
 from service.config import ALL_VARIABLES, LIBRARY_VARIABLES, OWN_VARIABLES, SERVER_VARIABLES
@@ -42,3 +43,28 @@ def test_the_readme_documents_every_variable():
     readme = (ROOT / "README.md").read_text()
     missing = [name for name in ALL_VARIABLES if f"`{name}`" not in readme]
     assert not missing, missing
+
+
+def test_psycopg_runs_its_compiled_implementation():
+    # The pure-Python implementation, which psycopg falls back to silently, costs about a fifth of a
+    # command's CPU; pyproject's psycopg[binary] is what keeps it away.
+    import psycopg
+
+    assert psycopg.pq.__impl__ == "binary", psycopg.pq.__impl__
+
+
+def test_web_threads_chooses_gunicorns_threaded_workers_with_keep_alive_and_one_thread_its_sync_worker():
+    from api.server import web_threads, worker_settings
+
+    assert worker_settings(web_threads({"WEB_THREADS": "8"})) == {"worker_class": "gthread", "threads": 8, "keepalive": 5}
+    assert worker_settings(web_threads({"WEB_THREADS": "1"}))["worker_class"] == "sync"
+    assert web_threads({}) == web_threads({"WEB_THREADS": ""}) >= 2
+
+
+@pytest.mark.parametrize("value", ["0", "-2", "four", "2.5"])
+def test_web_threads_that_are_not_a_positive_whole_number_are_refused_with_what_is_allowed(value):
+    from api.server import web_threads
+    from service.config import ConfigError
+
+    with pytest.raises(ConfigError, match="WEB_THREADS must be"):
+        web_threads({"WEB_THREADS": value})
