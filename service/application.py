@@ -13,6 +13,7 @@ import copy
 import hashlib
 import pickle
 import secrets
+import threading
 from collections.abc import Callable, Iterator
 from datetime import datetime, timezone
 from typing import Any
@@ -120,6 +121,7 @@ class TablesService(Application):
             if group_commit is None:
                 group_commit = settings.group_commit if settings is not None else False
             self.committer = GroupCommitter(self._save_together) if group_commit else None
+            self._head_locks: dict[UUID, threading.Lock] = {}  # one a table; setdefault is atomic
             self.index = Indexer(self, ROUND_MARKS)
             if follow:
                 self.index.follow()
@@ -478,9 +480,15 @@ class TablesService(Application):
         replay = _Replay()
         try:
             # The copy of a cached table is ours to make (see _private_copy), not the repository's deepcopy.
-            table = self.repository.get(uuid, version=version, projector_func=replay, deepcopy_from_cache=False)
             if version is None and self.repository.cache is not None:
-                table = _private_copy(table)
+                # The library fast-forwards the cached table in place and copies it after releasing its own
+                # lock: with several request threads a copy could catch another thread's fast-forward half
+                # done. Getting and copying under one lock per table (in this process) rules that out.
+                with self._head_locks.setdefault(uuid, threading.Lock()):
+                    table = self.repository.get(uuid, projector_func=replay, deepcopy_from_cache=False)
+                    table = _private_copy(table)
+            else:
+                table = self.repository.get(uuid, version=version, projector_func=replay, deepcopy_from_cache=False)
         except AggregateNotFoundError:
             raise TableNotFound(table_id) from None
         except (PersistenceError, ServiceError):
