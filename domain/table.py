@@ -318,6 +318,12 @@ class Table(Aggregate):
         rec(CardDealt, actor, shoe=shoe["number"], position=position, card=card, to=to, face_up=face_up)
         return card
 
+    def _cut_shoe(self, rec: Recorder, player: str, position: int, low: int, high: int) -> None:
+        """Cuts the shoe shuffled last at ``position``, which the game's rules allow from ``low`` to ``high``."""
+        if not low <= position <= high:
+            raise BadArgument("position", f"The cut position must be from {low} to {high}; got {position}.")
+        rec(ShoeCut, player, shoe=self.shoe["number"], position=position)
+
     def _reveal(self, rec: Recorder, deck: str | None = None) -> None:
         shoe = self.decks[deck] if deck else self.shoe
         rec(ShoeRevealed, SERVICE, shoe=shoe["number"], seed=shoe["seed"])

@@ -253,10 +253,7 @@ class ChemindeferTable(Table):
     @command("cut", position=POSITION)
     def _cut(self, rec: Recorder, player: str, position: int) -> None:
         """A.2: the player to the banker's right cuts at 1..N-1."""
-        low, high = R.cut_positions(len(self.shoe["cards"]))
-        if not low <= position <= high:
-            raise BadArgument("position", f"The cut position must be from {low} to {high}; got {position}.")
-        rec(ShoeCut, player, shoe=self.shoe["number"], position=position)
+        self._cut_shoe(rec, player, position, *R.cut_positions(len(self.shoe["cards"])))
 
     @command("post_bank", amount=BANK_AMOUNT)
     def _post_bank(self, rec: Recorder, player: str, amount: int) -> None:

@@ -16,7 +16,6 @@ from collections.abc import Callable
 from typing import Any
 
 from domain.baccarat import DRAW, STAND, hand_total
-from domain.errors import BadArgument
 from domain.game import FieldSpec, applies, command
 from domain.punto_banco import rules as R
 from domain.table import (
@@ -209,10 +208,7 @@ class PuntoBancoTable(Table):
     @command("cut", position=POSITION)
     def _cut(self, rec: Recorder, player: str, position: int) -> None:
         """A player cuts the shoe; its first card is then turned and that many cards burned face down."""
-        low, high = R.cut_positions(len(self.shoe["cards"]))
-        if not low <= position <= high:
-            raise BadArgument("position", f"The cut position must be from {low} to {high}; got {position}.")
-        rec(ShoeCut, player, shoe=self.shoe["number"], position=position)
+        self._cut_shoe(rec, player, position, *R.cut_positions(len(self.shoe["cards"])))
         turned = self._take(rec, self.croupier, BURN, True)
         count = R.burn_count(turned)
         for _ in range(count):
