@@ -12,6 +12,7 @@ from datetime import timedelta
 import requests
 from tests.e2e.conftest import ROOT
 from tests.helpers import pick
+from tests.served import problem_lines
 from tests.signatures import verify_receipt
 from tests.tampering import Rows
 
@@ -71,18 +72,7 @@ def test_kept_heads_and_receipts_catch_truncation_and_re_chained_rewrites(server
     report = caught.stdout
     for table_id, version in ((shoe_table, shoe_head), (paid["table_id"], paid["version"]),
                               (timed["table_id"], timed["version"])):
-        assert f"heads          version {version} " in problems_of(report, table_id), report
+        assert f"heads          version {version} " in "\n".join(problem_lines(report, table_id)), report
     by_receipts = run("audit", server, "--receipts", receipts)
     assert by_receipts.returncode == 1, by_receipts.stdout + by_receipts.stderr
-    assert f"version {shoe_head} " in problems_of(by_receipts.stdout, shoe_table), by_receipts.stdout
-
-
-def problems_of(report, table_id):
-    """The lines the audit prints under a table's full id in its list of problems."""
-    lines = report.split(f"  {table_id} (", 1)[1].splitlines()[1:]
-    block = []
-    for line in lines:
-        if not line.startswith("    "):
-            break
-        block.append(line)
-    return "\n".join(block)
+    assert f"version {shoe_head} " in "\n".join(problem_lines(by_receipts.stdout, shoe_table)), by_receipts.stdout

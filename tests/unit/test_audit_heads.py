@@ -24,9 +24,9 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from domain.chain import digest, format_timestamp
 from tests import helpers
+from tests.served import problem_lines, row_of
 
 audit = helpers.load_script("audit", "zametano_audit")
-HEADER = ("table", "game", "events", "revealed", "rounds", "chain", "shoes", "server", "heads", "result")
 START = datetime(2026, 11, 30, 12, 0, tzinfo=timezone.utc)
 
 
@@ -146,31 +146,6 @@ def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
     code = audit.main(list(argv))
     out, err = capsys.readouterr()
     return code, out, err
-
-
-def row_of(out: str, table_id: str) -> dict[str, str]:
-    lines = out.splitlines()
-    assert tuple(lines[0].split()) == HEADER, out
-    starts = [lines[0].index(name) for name in HEADER]
-    for line in lines[1:]:
-        if not line.strip():
-            break
-        cells = [line[a:b].strip() for a, b in zip(starts, [*starts[1:], None])]
-        if table_id.startswith(cells[0]):
-            return dict(zip(HEADER, cells))
-    raise AssertionError(f"no row for {table_id}:\n{out}")
-
-
-def problem_lines(out: str, table_id: str) -> list[str]:
-    """The problems listed under `table_id`, one line each: source, version, message."""
-    lines = out.splitlines()
-    start = next(i for i, line in enumerate(lines) if line.strip().startswith(table_id))
-    taken = []
-    for line in lines[start + 1 :]:
-        if not line.startswith("    "):
-            break
-        taken.append(line.strip())
-    return taken
 
 
 def listed_problem(out: str, table_id: str, source: str, version: int | None, *fragments: str) -> bool:
