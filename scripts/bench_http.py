@@ -356,8 +356,8 @@ class Servers:
                 raise BenchError("PostgreSQL is not reachable")
             env.update(self.pg)
             env["PGAPPNAME"] = self.appname
-            if key.endswith("-gc"):
-                env["ZAMETANO_GROUP_COMMIT"] = "y"
+            # on by default; the group-commit comparison switches it off for its other half
+            env["ZAMETANO_GROUP_COMMIT"] = "n" if key.endswith("-gthread") else "y"
         elif key.startswith("sqlite-"):
             env.update({"PERSISTENCE_MODULE": "eventsourcing.sqlite", "SQLITE_DBNAME": str(self.tmp / "zametano.sqlite")})
         return env

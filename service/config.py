@@ -130,16 +130,19 @@ def load(environ: Mapping[str, str] | None = None) -> Settings:
         signing_key_file=env.get("ZAMETANO_SIGNING_KEY_FILE") or None,
         max_body_bytes=parse_max_body_bytes(env.get("ZAMETANO_MAX_BODY_BYTES", "")),
         rate_limit=parse_rate_limit(env.get("ZAMETANO_RATE_LIMIT", "")),
-        group_commit=parse_switch("ZAMETANO_GROUP_COMMIT", env.get("ZAMETANO_GROUP_COMMIT", "")),
+        # On unless switched off: it has no timer, so alone a command is written at once (docs/benchmarks.md).
+        group_commit=parse_switch("ZAMETANO_GROUP_COMMIT", env.get("ZAMETANO_GROUP_COMMIT", ""), default=True),
     )
 
 
-def parse_switch(name: str, text: str) -> bool:
-    """On (y, yes, true, on, 1) or off (n, no, false, off, 0, or empty)."""
+def parse_switch(name: str, text: str, default: bool = False) -> bool:
+    """On (y, yes, true, on, 1) or off (n, no, false, off, 0); ``default`` when empty."""
     value = text.strip().lower()
+    if not value:
+        return default
     if value in ("y", "yes", "true", "on", "1"):
         return True
-    if value in ("", "n", "no", "false", "off", "0"):
+    if value in ("n", "no", "false", "off", "0"):
         return False
     raise ConfigError(f"{name} is on (y, yes, true, on, 1) or off (n, no, false, off, 0)")
 

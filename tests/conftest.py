@@ -78,9 +78,9 @@ def persistence_env(request: pytest.FixtureRequest, tmp_path) -> dict[str, str]:
 
 @pytest.fixture
 def group_commit() -> bool:
-    """Whether make_service's services save by group commit; a module overrides this fixture with
-    ``params=[False, True]`` to run its tests both ways."""
-    return False
+    """Whether make_service's services save by group commit: as the service does by default (on); a module
+    overrides this fixture with ``params=[False, True]`` to run its tests both ways."""
+    return load({}).group_commit
 
 
 @pytest.fixture

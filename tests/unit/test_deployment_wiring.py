@@ -68,3 +68,20 @@ def test_web_threads_that_are_not_a_positive_whole_number_are_refused_with_what_
 
     with pytest.raises(ConfigError, match="WEB_THREADS must be"):
         web_threads({"WEB_THREADS": value})
+
+
+@pytest.mark.parametrize(
+    ("value", "on"), [(None, True), ("", True), ("y", True), ("on", True), ("n", False), ("off", False), ("0", False)]
+)
+def test_group_commit_is_on_unless_switched_off(value, on):
+    from service.config import load
+
+    env = {} if value is None else {"ZAMETANO_GROUP_COMMIT": value}
+    assert load(env).group_commit is on
+
+
+def test_a_group_commit_switch_that_is_neither_on_nor_off_is_refused_with_what_is_allowed():
+    from service.config import ConfigError, load
+
+    with pytest.raises(ConfigError, match=r"ZAMETANO_GROUP_COMMIT is on \(y, yes"):
+        load({"ZAMETANO_GROUP_COMMIT": "maybe"})
