@@ -1,4 +1,4 @@
-"""Bearer tokens and roles (API.md "Auth"): operators command and query, auditors only query."""
+"""Bearer tokens and roles (docs/api.md "Authentication"): operators command and query, auditors only query."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""One table from error to HTTP status, and the one error body of API.md:
+"""One table from error to HTTP status, and the one error body of docs/api.md:
 ``{"code", "status", "message", "errors"}``."""
 
 from __future__ import annotations

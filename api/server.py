@@ -83,7 +83,7 @@ def prepare_store() -> str:
 
 
 def check_exposure(host: str) -> str | None:
-    """API.md: with no tokens the service runs open, only on loopback; elsewhere it refuses to listen."""
+    """docs/api.md: with no tokens the service runs open, only on loopback; elsewhere it refuses to listen."""
     return check_binds([f"[{host.strip('[]')}]:0" if ":" in host else f"{host}:0"])
 
 

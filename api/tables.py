@@ -50,7 +50,7 @@ class Tables(MethodView):
     def post(self, args: dict[str, Any]) -> Any:
         """Open a table.
 
-        `rules` holds the options of RULES.md for the game; omitted options take their defaults and
+        `rules` holds the game's options (x-games in this document); omitted options take their defaults and
         unknown ones are refused. The table's first event, `TableOpened`, records them for good.
         The state carries the signed `receipt` of that first event.
         """

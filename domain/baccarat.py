@@ -1,4 +1,4 @@
-"""The baccarat core: what Chemin de fer (RULES.md, Game A) and punto banco share.
+"""The baccarat core: what Chemin de fer (docs/rules/chemin-de-fer.md) and punto banco share.
 
 Both games deal two hands of two cards, count them the same way, stop at once on a natural and draw at
 most one third card per hand by the same classic rules. What differs stays with each game: Chemin de fer

@@ -1,4 +1,4 @@
-"""Cards and their notation (RULES.md, "Common to both games").
+"""Cards and their notation (docs/rules/chemin-de-fer.md, "Cards, money and seats").
 
 A card is a two-character string, rank then suit: ``Ts``, ``Ah``, ``2c``. Strings keep events and
 snapshots plain JSON; the helpers here are the only place that knows how to read them.
@@ -12,7 +12,7 @@ DECK_SIZE = len(RANKS) * len(SUITS)
 
 
 def new_deck(decks: int = 1) -> list[str]:
-    """The unshuffled order DESIGN.md fixes: per deck, suits s h d c, ranks 2..A within a suit."""
+    """The unshuffled order docs/design.md fixes: per deck, suits s h d c, ranks 2..A within a suit."""
     return [r + s for _ in range(decks) for s in SUITS for r in RANKS]
 
 
@@ -34,7 +34,7 @@ def rank_order(card: str) -> int:
 
 
 def point_value(card: str) -> int:
-    """Chemin de fer points (RULES.md A.8): A = 1, 2..9 face value, T J Q K = 0 ("zhir")."""
+    """Chemin de fer points (A.8): A = 1, 2..9 face value, T J Q K = 0 ("zhir")."""
     r = card[0]
     if r == "A":
         return 1

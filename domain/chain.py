@@ -1,4 +1,5 @@
-"""Canonical JSON and the digest that chains every event of a table (DESIGN.md, "The event envelope")."""
+"""Canonical JSON and the digest that chains every event of a table (docs/design.md, "The event envelope and
+the hash chain")."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import json
 from datetime import datetime, timezone
 from typing import Any
 
-# Stays outside the chain: a revealed seed is bound by its commitment instead (DESIGN.md).
+# Stays outside the chain: a revealed seed is bound by its commitment instead (docs/design.md).
 UNCHAINED_FIELDS = ("seed",)
 
 

@@ -66,7 +66,7 @@ class StakeAboveBank(DomainError):
 
 
 class IllegalDraw(DomainError):
-    """A draw or stand the draw rule forbids (RULES.md A.9, A.10)."""
+    """A draw or stand the draw rule forbids (A.9, A.10)."""
 
     def __init__(self, choice: str, rule: str, required: str) -> None:
         super().__init__(f"{choice} is not allowed: {rule}", choice=choice, required=required)

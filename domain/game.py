@@ -36,7 +36,7 @@ How a game plugs in (``domain/<game>/``):
   ``doc`` what a round of the game is (for the OpenAPI document).
 - ``__init__.py``: ``GAME = Game(...)``, binding all of it together.
 
-Then ``domain/games.py`` gets one line, and tests and docs/games/<game>.md the rest.
+Then ``domain/games.py`` gets one line, and tests and docs/rules/<game>.md the rest.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Where each round of a table starts and ends, read from its events (RULES.md: "A round of this game is").
+"""Where each round of a table starts and ends, read from its events (each game's "Rounds" in docs/rules/).
 
 The tracker reads events in version order, one at a time, with a small state that is plain JSON (so a
 read model can keep it between batches). A round opens at an event the game names, and closes at the end

@@ -1,4 +1,4 @@
-"""The provably fair shuffle of DESIGN.md ("Fair shuffles").
+"""The provably fair shuffle of docs/design.md ("The fair shuffle").
 
 The order of a shoe is fixed by a secret 32-byte seed: committed to (sha256) when the shuffle is
 recorded, revealed when the shoe is finished, so that anyone can recompute every card afterwards.

@@ -30,7 +30,7 @@ _ENVELOPE = frozenset(
 
 
 class TableEvent(Aggregate.Event):
-    """A past-tense fact about a table, with the envelope of DESIGN.md.
+    """A past-tense fact about a table, with the envelope of docs/design.md.
 
     ``command`` numbers the command that produced the event: the service uses it to tell a state in
     the middle of one command (which expects nothing) from the state at the end of one.

@@ -251,7 +251,7 @@ class TablesService(Application):
         return self.state_at_moment(table_id, at)
 
     def state_at_version(self, table_id: str, version: int) -> dict[str, Any]:
-        """The state exactly as the table showed it when ``version`` was its head (DESIGN.md: the
+        """The state exactly as the table showed it when ``version`` was its head (docs/design.md: the
         repository's versioned get, from the nearest snapshot, so the cost does not grow with history)."""
         head = self.table(table_id).version
         if not 1 <= version <= head:

@@ -1,4 +1,4 @@
-"""Audit: a round's record with its checks, and a whole table verified (DESIGN.md "Replay and audit").
+"""Audit: a round's record with its checks, and a whole table verified (docs/design.md "Replay and audit").
 
 Checks, each naming the offending event when it fails:
 - chain: the stored log whole and in order (no version missing, none unreadable, timestamps rising, nothing
@@ -60,7 +60,7 @@ def unreadable_message(version: int) -> str:
 class LogCheck:
     """Follows a stretch of the stored log row by row and names every break at its version: a version
     missing, a row that cannot be read, a timestamp not after the one before (rows exchanged, or a time
-    altered), a digest that does not follow from the one before (DESIGN.md "The event envelope and the hash
+    altered), a digest that does not follow from the one before (docs/design.md "The event envelope and the hash
     chain"). It goes on after a break, so that one problem does not hide the next."""
 
     def __init__(self, expected: int = 1, prev: str | None = "", moment: Any = None) -> None:
@@ -470,7 +470,7 @@ def _damaged_state(history: TableHistory, table_id: str, version: int, problems:
 
 def round_audit(history: TableHistory, table_id: str, number: int) -> dict[str, Any]:
     """One finished round: its events, the state before and after, cards, decisions, payments, and the
-    checks (DESIGN.md "Replay and audit"). Reads only the round's events and two snapshot-based states.
+    checks (docs/design.md "Replay and audit"). Reads only the round's events and two snapshot-based states.
     A round whose stored events are not whole is audited as far as they allow, every break named."""
     row = _finished_round(history, table_id, number)
     first, last = row["first_version"], row["last_version"]

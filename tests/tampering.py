@@ -14,7 +14,7 @@ from typing import Any
 
 from domain.chain import digest, format_timestamp
 
-# Keys of a stored event's JSON that are not its data (DESIGN.md's envelope, as the library stores it).
+# Keys of a stored event's JSON that are not its data (docs/design.md's envelope, as the library stores it).
 ENVELOPE = ("timestamp", "originator_topic", "actor", "digest", "command")
 
 # edit(version, type, stored event) -> the changed stored event, or None to leave it as it is

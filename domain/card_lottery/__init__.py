@@ -1,4 +1,4 @@
-"""The Card lottery ("Kartochnaya lotereya"), RULES.md Game B."""
+"""The Card lottery ("Kartochnaya lotereya"), docs/rules/card-lottery.md."""
 
 from domain.card_lottery import rounds, rules
 from domain.card_lottery.table import CardLotteryTable

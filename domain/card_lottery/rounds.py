@@ -1,5 +1,5 @@
-"""RULES.md B: "A round of this game is one stage-1 round (contributions to reveal); stage 2 of a game is
-one round too."."""
+"""docs/rules/card-lottery.md, "Rounds": a round is one stage-1 round (contributions to reveal); stage 2 of a
+game is one round too."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The rules of the Card lottery (RULES.md, Game B) as small pure functions.
+"""The rules of the Card lottery (docs/rules/card-lottery.md) as small pure functions.
 
 Stage 1 (B.1-B.6) is a lottery: four face-down cards from the banker's deck carry the pot, holders'
 cards from the dealer's deck claim them. Stage 2 plays out the set-aside piles, by `beating` or by

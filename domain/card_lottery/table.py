@@ -1,4 +1,4 @@
-"""The Card lottery table aggregate (RULES.md, Game B).
+"""The Card lottery table aggregate (docs/rules/card-lottery.md).
 
 A game: both decks shuffled; stage 1 rounds (collect -> lay_out -> distribute -> deal -> reveal) until a
 deck runs short; stage 2 (`beating`: lead -> beat | take, or `tricks`: play ...) until a holder is out

@@ -1,4 +1,4 @@
-"""Chemin de fer ("Zheleznaya doroga"), RULES.md Game A."""
+"""Chemin de fer ("Zheleznaya doroga"), docs/rules/chemin-de-fer.md."""
 
 from domain.chemin_de_fer import rounds, rules
 from domain.chemin_de_fer.table import ChemindeferTable

@@ -1,5 +1,6 @@
-"""RULES.md A: "A round of this game is one coup: from the first stake (or the first card, for a re-dealt
-tie) to its settlement, including the payments, a bank that passes and a shoe revealed because of it."."""
+"""docs/rules/chemin-de-fer.md, "Rounds": a round is one coup, from its first stake (or its first card, for a
+coup dealt again after a tie) to its settlement, with the payments, a bank that passes and a shoe revealed
+because of it."""
 
 from __future__ import annotations
 

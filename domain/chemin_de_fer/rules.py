@@ -1,4 +1,4 @@
-"""The rules of Chemin de fer (RULES.md, Game A) as small pure functions.
+"""The rules of Chemin de fer (docs/rules/chemin-de-fer.md) as small pure functions.
 
 Each function is named after the rule it implements and quotes its point number; the aggregate in
 table.py only sequences them and records what they decide. What the game shares with punto banco
@@ -175,7 +175,7 @@ def banker_rule_text(banker_total: int, punter_third: int | None, draw_rule: str
         base = "(classic rule: after a punter stands the banker draws on 0-5 and stands on 6-7)"
     else:
         situation = f"the banker has {banker_total} against a punter's third card worth {punter_third}"
-        base = "(classic tableau, RULES.md A.10)"
+        base = "(classic tableau, rule A.10)"
     verdict = {DRAW: "must draw", STAND: "must stand", EITHER: "chooses freely"}[choice]
     return f"{situation}, so the banker {verdict} {base}."
 

@@ -1,4 +1,4 @@
-"""The Chemin de fer table aggregate (RULES.md, Game A).
+"""The Chemin de fer table aggregate (docs/rules/chemin-de-fer.md).
 
 Commands (``@command``) validate against the rules in rules.py, then record past-tense events; handlers
 (``@applies``) only assign state. Phases name what the table waits for:

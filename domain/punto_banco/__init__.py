@@ -1,4 +1,4 @@
-"""Punto banco: casino baccarat with every draw fixed and the house as bank (docs/games/punto-banco.md)."""
+"""Punto banco: casino baccarat with every draw fixed and the house as bank (docs/rules/punto-banco.md)."""
 
 from domain.game import Game
 from domain.punto_banco import rounds, rules

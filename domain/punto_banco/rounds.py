@@ -1,4 +1,4 @@
-"""docs/games/punto-banco.md: "A round is one coup: from its first stake to its settlement, including the
+"""docs/rules/punto-banco.md: "A round is one coup: from its first stake to its settlement, including the
 payments and, for the shoe's last coup, the shoe's end and the reveal of its seed"."""
 
 from __future__ import annotations

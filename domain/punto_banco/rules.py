@@ -1,4 +1,4 @@
-"""The rules of punto banco as small pure functions (docs/games/punto-banco.md).
+"""The rules of punto banco as small pure functions (docs/rules/punto-banco.md).
 
 Each function is named after the rule it implements and quotes it. Points, naturals and the classic
 draw rules are the baccarat core's (domain/baccarat.py), the same as Chemin de fer's; what is punto

@@ -1,4 +1,4 @@
-"""The punto banco table aggregate (docs/games/punto-banco.md).
+"""The punto banco table aggregate (docs/rules/punto-banco.md).
 
 Commands (``@command``) check the rules of rules.py, then record past-tense events; handlers (``@applies``)
 only assign state. Phases name what the table waits for:

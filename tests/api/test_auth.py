@@ -1,4 +1,4 @@
-"""Tokens and roles (API.md "Auth")."""
+"""Tokens and roles (docs/api.md "Authentication")."""
 
 import pytest
 

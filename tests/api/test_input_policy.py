@@ -1,4 +1,4 @@
-"""The input policy at the edge (README "Input policy and limits"): strings, numbers, moments, bodies."""
+"""The input policy at the edge (docs/api.md, "Input policy and limits"): strings, numbers, moments, bodies."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The HTTP contract of API.md: paths, bodies, status codes, the one error body."""
+"""The HTTP contract of docs/api.md: paths, bodies, status codes, the one error body."""
 
 from __future__ import annotations
 

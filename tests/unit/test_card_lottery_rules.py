@@ -1,4 +1,4 @@
-"""Every rule of RULES.md Game B (Card lottery) as a table of cases."""
+"""Every rule of the Card lottery (docs/rules/card-lottery.md) as a table of cases."""
 
 import pytest
 

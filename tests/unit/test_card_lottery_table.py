@@ -14,7 +14,7 @@ from domain.shuffle import commitment
 from tests.helpers import Seeds, StepClock, stacked_decks
 
 BANKER, DEALER = "ivan", "olga"
-SUIT_COST = {"h": 4, "c": 3, "d": 2, "s": 1}  # RULES.md B, `tricks`
+SUIT_COST = {"h": 4, "c": 3, "d": 2, "s": 1}  # docs/rules/card-lottery.md, `tricks`
 
 
 def holder_names(n):

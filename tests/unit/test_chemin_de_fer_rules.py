@@ -1,4 +1,4 @@
-"""Every rule of RULES.md Game A as a table of cases; every cell of the banker's tableau."""
+"""Every rule of Chemin de fer (docs/rules/chemin-de-fer.md) as a table of cases; every cell of the banker's tableau."""
 
 import pytest
 
@@ -7,7 +7,7 @@ from domain.errors import InvalidRules
 
 D, S, E = R.DRAW, R.STAND, R.EITHER
 
-# RULES.md A.10, classic. Columns: punter stood (-), then the punter's third card worth 0..9.
+# A.10, classic. Columns: punter stood (-), then the punter's third card worth 0..9.
 TABLEAU = """
 B  -  0 1 2 3 4 5 6 7 8 9
 0  D  D D D D D D D D D D

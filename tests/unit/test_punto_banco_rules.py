@@ -1,4 +1,4 @@
-"""Every rule of punto banco (docs/games/punto-banco.md) as tables of cases, properties and a simulation."""
+"""Every rule of punto banco (docs/rules/punto-banco.md) as tables of cases, properties and a simulation."""
 
 from __future__ import annotations
 

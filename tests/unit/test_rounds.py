@@ -1,4 +1,4 @@
-"""Round boundaries read from the events (RULES.md "A round of this game is ..."), for both games."""
+"""Round boundaries read from the events (each game's "Rounds" in docs/rules/), for both games."""
 
 from __future__ import annotations
 

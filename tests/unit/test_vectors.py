@@ -1,4 +1,4 @@
-"""The reference vectors of DESIGN.md, computed by an independent implementation, reproduced exactly."""
+"""The reference vectors of docs/design.md, computed by an independent implementation, reproduced exactly."""
 
 import hashlib
 import json

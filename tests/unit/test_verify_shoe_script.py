@@ -2,7 +2,7 @@
 
 The script is loaded from its file (it has no .py extension) and checked against the reference
 vectors, then run end to end against a small event log served over HTTP by the standard library.
-The log is built here, with digests computed here from DESIGN.md, so the script is not checking
+The log is built here, with digests computed here from docs/design.md, so the script is not checking
 itself.
 """
 
@@ -141,7 +141,7 @@ Body = tuple[str, str, dict[str, Any]]  # (type, actor, data) of an event before
 
 
 def digest(prev: str, event: dict[str, Any]) -> str:
-    """DESIGN.md's digest, written out here rather than taken from the script under test."""
+    """docs/design.md's digest, written out here rather than taken from the script under test."""
     envelope = {
         "prev": prev,
         "version": event["version"],
