@@ -124,5 +124,7 @@ def played(tmp_path_factory: pytest.TempPathFactory) -> Played:
 @pytest.fixture
 def store(played: Played, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """This test's own copy of the played store, with the key it was signed with."""
+    # The client scripts take a token from either (the server's list as a fallback): each test says its own.
     monkeypatch.delenv("ZAMETANO_TOKEN", raising=False)
+    monkeypatch.delenv("ZAMETANO_TOKENS", raising=False)
     return copy_store(played.db, tmp_path)
