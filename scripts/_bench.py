@@ -21,16 +21,12 @@ sys.path.insert(0, str(ROOT))
 
 from service.application import TablesService  # noqa: E402
 from service.config import load  # noqa: E402
-from tests.helpers import pick  # noqa: E402
+from tests.helpers import pick, postgres_location  # noqa: E402
 
-# The database the benchmarks make their schemas in: the library's own variables, defaulting to the test one.
-PG = {
-    "host": os.environ.get("POSTGRES_HOST") or "127.0.0.1",
-    "port": os.environ.get("POSTGRES_PORT") or "5432",
-    "user": os.environ.get("POSTGRES_USER") or "postgres",
-    "dbname": os.environ.get("POSTGRES_DBNAME") or "test",
-}
-PG_PASSWORD = os.environ.get("POSTGRES_PASSWORD", "")
+# The database the benchmarks make their schemas in: the library's own variables, defaulting, as the tests'
+# does, to postgres@127.0.0.1:5432/test.
+PG = postgres_location(os.environ)
+PG_PASSWORD = PG.pop("password") or ""
 FAST = {"SNAPSHOT_INTERVAL": "50", "AGGREGATE_CACHE_MAXSIZE": "1000"}
 PROGRESS_EVERY = 5000
 

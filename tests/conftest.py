@@ -11,10 +11,12 @@ import pytest
 
 from service.application import TablesService
 from service.config import load
-from tests.helpers import Seeds, StepClock
+from tests.helpers import Seeds, StepClock, postgres_location
 from tests.served import Played, copy_store, play_store
 
-PG = {"host": "127.0.0.1", "port": "5432", "user": "postgres", "dbname": "test"}
+# Where the PostgreSQL tests make their schemas: POSTGRES_HOST, _PORT, _USER, _PASSWORD and _DBNAME, by
+# default postgres@127.0.0.1:5432/test (tests/helpers.py postgres_location).
+PG = postgres_location(os.environ)
 ON_CI = os.environ.get("CI", "").lower() == "true"
 
 
@@ -52,7 +54,7 @@ def postgres_env(postgres_available: None) -> Iterator[dict[str, str]]:
             "POSTGRES_HOST": PG["host"],
             "POSTGRES_PORT": PG["port"],
             "POSTGRES_USER": PG["user"],
-            "POSTGRES_PASSWORD": "",
+            "POSTGRES_PASSWORD": PG["password"] or "",
             "POSTGRES_DBNAME": PG["dbname"],
             "POSTGRES_SCHEMA": schema,
         }
@@ -122,5 +124,7 @@ def played(tmp_path_factory: pytest.TempPathFactory) -> Played:
 @pytest.fixture
 def store(played: Played, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """This test's own copy of the played store, with the key it was signed with."""
+    # The client scripts take a token from either (the server's list as a fallback): each test says its own.
     monkeypatch.delenv("ZAMETANO_TOKEN", raising=False)
+    monkeypatch.delenv("ZAMETANO_TOKENS", raising=False)
     return copy_store(played.db, tmp_path)

@@ -8,7 +8,7 @@ import importlib.machinery
 import importlib.util
 import sys
 import random
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from datetime import datetime, timedelta, timezone
@@ -20,6 +20,20 @@ from domain.chain import canonical_json
 from domain.table import Table
 
 START = datetime(2026, 11, 29, 20, 15, 3, tzinfo=timezone.utc)
+# The PostgreSQL the tests and benchmarks make their schemas in when POSTGRES_* name no other.
+POSTGRES_DEFAULTS = {"host": "127.0.0.1", "port": "5432", "user": "postgres", "dbname": "test"}
+
+
+def postgres_location(env: Mapping[str, str]) -> dict[str, Any]:
+    """psycopg.connect's arguments for the PostgreSQL that ``env`` names with the library's own variables
+    (POSTGRES_HOST, _PORT, _USER, _PASSWORD, _DBNAME), each unset or empty one taken from POSTGRES_DEFAULTS;
+    the password is None (none sent) when empty. Read from os.environ for the tests' server, and from a
+    test's persistence env to reach its schema."""
+    location: dict[str, Any] = {
+        name: env.get(f"POSTGRES_{name.upper()}") or default for name, default in POSTGRES_DEFAULTS.items()
+    }
+    location["password"] = env.get("POSTGRES_PASSWORD") or None
+    return location
 
 
 class StepClock:

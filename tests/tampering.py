@@ -13,6 +13,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from domain.chain import digest, format_timestamp
+from tests.helpers import postgres_location
 
 # Keys of a stored event's JSON that are not its data (docs/design.md's envelope, as the library stores it).
 ENVELOPE = ("timestamp", "originator_topic", "actor", "digest", "command")
@@ -51,8 +52,7 @@ class Rows:
             return found
         import psycopg
 
-        with psycopg.connect(host=self.env["POSTGRES_HOST"], port=self.env.get("POSTGRES_PORT", "5432"),
-                             user=self.env["POSTGRES_USER"], dbname=self.env["POSTGRES_DBNAME"]) as db:
+        with psycopg.connect(**postgres_location(self.env)) as db:
             for params in rows:  # one transaction, committed on exit
                 cursor = db.execute(sql, params)
                 found = cursor.fetchall() if cursor.description else []

@@ -34,6 +34,7 @@ from service import index
 from service.config import load
 from tests.served import (SNAPSHOT_INTERVAL, Played, audit, call, copy_store, events_of, play_tables, problem_lines,
                           row_of, serving, sqlite_env)
+from tests.helpers import postgres_location
 from tests.tampering import Rows
 
 CUT = 20  # events cut off the end of the log (to the start of their command)
@@ -185,8 +186,7 @@ def drop_read_model(env: dict[str, str]) -> None:
     import psycopg
 
     schema = env["POSTGRES_SCHEMA"]
-    with psycopg.connect(host=env["POSTGRES_HOST"], port=env["POSTGRES_PORT"], user=env["POSTGRES_USER"],
-                         dbname=env["POSTGRES_DBNAME"]) as db:
+    with psycopg.connect(**postgres_location(env)) as db:
         for table in READ_MODEL_TABLES:
             db.execute(f"DROP TABLE {schema}.{table}")
         db.execute(f"DELETE FROM {schema}.zametano_tracking WHERE application_name = %s", (index.POSITION,))
@@ -270,9 +270,7 @@ class PostgresStores:
     def connect(self) -> Any:
         import psycopg
 
-        return psycopg.connect(host=self.honest["POSTGRES_HOST"], port=self.honest["POSTGRES_PORT"],
-                               user=self.honest["POSTGRES_USER"], dbname=self.honest["POSTGRES_DBNAME"],
-                               autocommit=True)
+        return psycopg.connect(**postgres_location(self.honest), autocommit=True)
 
     @contextmanager
     def copy(self, number: int) -> Iterator[dict[str, str]]:

@@ -13,7 +13,7 @@ import pytest
 from domain.chain import digest
 from domain.games import ROUND_MARKS
 from domain.rounds import rounds_of
-from tests.helpers import pick, stacked_shoe
+from tests.helpers import pick, postgres_location, stacked_shoe
 
 PLAYERS = ["anna", "boris", "vera"]
 LOTTERY = ["olga", "ivan", "anna", "boris", "vera"]
@@ -107,8 +107,7 @@ def tamper(env, table_id, version, old: bytes, new: bytes):
     else:
         import psycopg
 
-        with psycopg.connect(host=env["POSTGRES_HOST"], user=env["POSTGRES_USER"], dbname=env["POSTGRES_DBNAME"],
-                             autocommit=True) as db:
+        with psycopg.connect(**postgres_location(env), autocommit=True) as db:
             table = f'{env["POSTGRES_SCHEMA"]}.zametano_events'
             (state,) = db.execute(
                 f"SELECT state FROM {table} WHERE originator_id = %s AND originator_version = %s", (table_id, version)

@@ -304,7 +304,7 @@ def test_an_unknown_table_exits_2_with_the_servers_message(store: Path, capsys: 
 @pytest.mark.parametrize(
     "argv, message",
     [
-        (["ftp://example/tables/t-1"], "must be an http(s) URL"),
+        (["ftp://example/tables/t-1"], "is not an http(s) URL"),
         (["http://127.0.0.1:8000"], "names no table"),
         (["http://127.0.0.1:8000/tables/t-1", "--game", "card-lottery"], "--game only goes with --all"),
         (["http://127.0.0.1:8000/tables/t-1", "--all"], "with --all give the service's URL"),

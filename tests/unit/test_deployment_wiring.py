@@ -3,7 +3,12 @@
 from __future__ import annotations
 
 import re
+import subprocess
+import sys
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from threading import Thread
+from typing import Any
 
 import eventsourcing
 import pytest
@@ -12,6 +17,9 @@ import yaml
 from service.config import ALL_VARIABLES, LIBRARY_VARIABLES, OWN_VARIABLES, SERVER_VARIABLES
 
 ROOT = Path(__file__).resolve().parents[2]
+COMPOSE = yaml.safe_load((ROOT / "docker-compose.yml").read_text())
+# ${NAME}, ${NAME:-default}, ${NAME:?message}: what docker compose fills in from the environment (or .env)
+INTERPOLATED = re.compile(r"\$\{([A-Z][A-Z0-9_]*)(?::?([-?])([^}]*))?\}")
 LIBRARY_SOURCE = "\n".join(p.read_text() for p in Path(eventsourcing.__file__).parent.glob("*.py"))
 OUR_SOURCE = "\n".join(p.read_text() for p in [ROOT / "service/config.py", ROOT / "api/server.py", ROOT / "api/gunicorn_conf.py"])
 
@@ -24,9 +32,9 @@ def test_every_variable_docker_compose_gives_the_service_is_one_it_reads():
     assert not unknown, f"docker-compose sets variables the service never reads: {unknown}"
 
 
-def test_every_variable_in_env_example_is_one_the_service_reads():
+def test_every_variable_in_env_example_is_one_the_service_or_docker_compose_reads():
     names = set(re.findall(r"^#?\s*([A-Z][A-Z0-9_]+)=", (ROOT / ".env.example").read_text(), re.M))
-    assert names == set(ALL_VARIABLES)
+    assert names == set(ALL_VARIABLES) | compose_only_variables()
 
 
 def test_the_library_really_reads_the_variables_listed_as_its_own():
@@ -85,3 +93,102 @@ def test_a_group_commit_switch_that_is_neither_on_nor_off_is_refused_with_what_i
 
     with pytest.raises(ConfigError, match=r"ZAMETANO_GROUP_COMMIT is on \(y, yes"):
         load({"ZAMETANO_GROUP_COMMIT": "maybe"})
+
+
+# --- docker-compose.yml and the Dockerfile ----------------------------------------------------------------
+
+
+def interpolate(text: str, env: dict[str, str]) -> str:
+    """What docker compose makes of ``text`` in ``env``: ${NAME:-default} and ${NAME:?message} (unset or empty
+    NAME stops with the message)."""
+    def value(match: re.Match[str]) -> str:
+        name, kind, rest = match.groups()
+        if env.get(name):
+            return env[name]
+        if kind == "?":
+            raise LookupError(f"{name}: {rest}")
+        return rest if kind == "-" else ""
+    return INTERPOLATED.sub(value, text)
+
+
+def compose_only_variables() -> set[str]:
+    text = (ROOT / "docker-compose.yml").read_text()
+    return {m.group(1) for m in INTERPOLATED.finditer(text)} - set(ALL_VARIABLES)
+
+
+def test_both_compose_services_restart_unless_stopped_and_have_a_healthcheck():
+    for name, service in COMPOSE["services"].items():
+        assert service.get("restart") == "unless-stopped", name
+        assert service.get("healthcheck", {}).get("test"), name
+
+
+def test_the_apps_healthcheck_asks_readyz_with_pythons_urllib_on_the_port_it_binds():
+    test = COMPOSE["services"]["zametano"]["healthcheck"]["test"]
+    port = COMPOSE["services"]["zametano"]["environment"]["BIND"].rsplit(":", 1)[1]
+
+    assert test[:3] == ["CMD", "python", "-c"]  # the image has python, not curl
+    assert "urllib.request" in test[3] and f"http://127.0.0.1:{port}/readyz" in test[3]
+
+
+@pytest.mark.parametrize(("status", "healthy"), [(200, True), (503, False)])
+def test_the_apps_healthcheck_fails_unless_readyz_answers_200(status, healthy):
+    class Readyz(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802 - the standard library's name
+            self.send_response(status if self.path == "/readyz" else 404)
+            self.end_headers()
+
+        def log_message(self, format: str, *args: Any) -> None:
+            pass
+
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Readyz)
+    thread = Thread(target=httpd.serve_forever, args=(0.05,), daemon=True)
+    thread.start()
+    try:
+        code = COMPOSE["services"]["zametano"]["healthcheck"]["test"][3]
+        code = code.replace("127.0.0.1:8000", f"127.0.0.1:{httpd.server_address[1]}")
+        result = subprocess.run([sys.executable, "-c", code], capture_output=True, timeout=30)
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+        thread.join()
+    assert (result.returncode == 0) is healthy, result.stderr
+
+
+def test_the_database_password_comes_from_the_environment_for_both_services_and_is_never_written_in_the_file():
+    for name in ("postgres", "zametano"):
+        given = COMPOSE["services"][name]["environment"]["POSTGRES_PASSWORD"]
+        assert re.fullmatch(r"\$\{POSTGRES_PASSWORD:\?[^}]+\}", given), (name, given)
+        with pytest.raises(LookupError, match="POSTGRES_PASSWORD"):
+            interpolate(given, {})
+        assert interpolate(given, {"POSTGRES_PASSWORD": "s3cret"}) == "s3cret"
+    assert "ZAMETANO_TOKENS:?" in COMPOSE["services"]["zametano"]["environment"]["ZAMETANO_TOKENS"]
+
+
+def test_the_apps_port_is_published_on_loopback_unless_zametano_publish_names_another_address():
+    (published,) = COMPOSE["services"]["zametano"]["ports"]
+
+    assert interpolate(published, {}) == "127.0.0.1:8000:8000"
+    assert interpolate(published, {"ZAMETANO_PUBLISH": "0.0.0.0"}) == "0.0.0.0:8000:8000"
+    assert "ports" not in COMPOSE["services"]["postgres"]  # the database is reached only by the service
+
+
+def test_every_variable_docker_compose_reads_is_in_env_example_and_the_readme():
+    example = (ROOT / ".env.example").read_text()
+    readme = (ROOT / "README.md").read_text()
+    text = (ROOT / "docker-compose.yml").read_text()
+    for name in {m.group(1) for m in INTERPOLATED.finditer(text)}:
+        assert re.search(rf"^#?\s*{name}=", example, re.M), name
+        assert f"`{name}`" in readme, name
+
+
+def test_the_image_installs_the_lock_then_the_project_without_dependencies_and_runs_as_another_user():
+    lines = [line.strip() for line in (ROOT / "Dockerfile").read_text().splitlines()]
+    runs = [line for line in lines if line.startswith("RUN ")]
+
+    assert "COPY requirements.lock ./" in lines
+    assert runs[0] == "RUN pip install --no-cache-dir -r requirements.lock"
+    assert runs[1].startswith("RUN pip install --no-cache-dir --no-deps . ")
+    assert not any(re.search(r"pip install (?!.*(-r requirements\.lock|--no-deps))", run) for run in runs), runs
+    users = [line.split()[1] for line in lines if line.startswith("USER ")]
+    assert users and users[-1] not in ("root", "0"), users
+    assert lines.index(f"USER {users[-1]}") < next(i for i, line in enumerate(lines) if line.startswith("CMD "))

@@ -213,7 +213,9 @@ class EventsServer:
                 query = dict(urllib.parse.parse_qsl(url.query))
                 server.requests.append(query)
                 server.authorizations.append(self.headers.get("Authorization"))
-                if server.token and self.headers.get("Authorization") != f"Bearer {server.token}":
+                if url.path == "/openapi.json":  # open, as the service's own: how a script knows it is there
+                    self.reply(200, {"openapi": "3.0.2", "x-games": {"chemin-de-fer": {}}})
+                elif server.token and self.headers.get("Authorization") != f"Bearer {server.token}":
                     self.reply(401, {"code": 401, "status": "Unauthorized", "message": "unknown token"})
                 elif url.path != f"/tables/{TABLE_ID}/events":
                     self.reply(404, {"code": 404, "status": "Not Found", "message": "no such table"})
@@ -411,7 +413,17 @@ def test_a_url_that_is_not_http_is_a_usage_error(capsys: Any) -> None:
         verify_shoe.main(["ftp://example/tables/t-1"])
 
     assert exit_.value.code == 2
-    assert "must be an http(s) URL" in capsys.readouterr().err
+    assert "is not an http(s) URL" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("given", ["http://127.0.0.1:8000", "127.0.0.1:8000/", "http://127.0.0.1:8000/tables",
+                                   f"http://127.0.0.1:8000/tables/{TABLE_ID}/events"])
+def test_a_url_that_names_no_table_is_a_usage_error_saying_what_url_is_expected(given: str, capsys: Any) -> None:
+    with pytest.raises(SystemExit) as exit_:
+        verify_shoe.main([given])
+
+    assert exit_.value.code == 2
+    assert "is not a table's URL: give one such as http://127.0.0.1:8000/tables/<table_id>" in capsys.readouterr().err
 
 
 def test_a_gap_in_the_served_log_is_reported_at_the_missing_version(serve: Any, capsys: Any) -> None:
