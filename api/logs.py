@@ -15,6 +15,7 @@ in every error body (api/errors.py), so a client's report leads to the server's 
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import re
@@ -65,6 +66,7 @@ def route() -> str:
     return _template(request.url_rule.rule) if request.url_rule is not None else "unmatched"
 
 
+@functools.lru_cache(maxsize=256)  # one entry a route of the app's own
 def _template(rule: str) -> str:
     return re.sub(r"<(?:[^:<>]+:)?([^<>]+)>", r"{\1}", rule)
 

@@ -335,3 +335,11 @@ def test_a_log_format_that_is_neither_json_nor_text_is_refused_with_what_is_allo
     assert load({"ZAMETANO_LOG_FORMAT": "TEXT", "PERSISTENCE_MODULE": "eventsourcing.popo"}).log_format == "text"
     with pytest.raises(ConfigError, match="ZAMETANO_LOG_FORMAT is json or text"):
         load({"ZAMETANO_LOG_FORMAT": "xml", "PERSISTENCE_MODULE": "eventsourcing.popo"})
+
+
+def test_a_commands_outcome_is_one_of_a_fixed_list_whatever_the_status():
+    from api.ops import OUTCOMES, outcome
+
+    assert {outcome(status) for status in range(100, 600)} == set(OUTCOMES)
+    assert (outcome(200), outcome(409), outcome(422), outcome(413), outcome(503), outcome(500)) == (
+        "ok", "conflict", "refused", "invalid", "unavailable", "error")

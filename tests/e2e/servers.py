@@ -51,10 +51,11 @@ class Server(str):
 
 
 def server_env(env: dict[str, str]) -> dict[str, str]:
-    """This process's environment without any store settings or tokens, plus ``env``."""
+    """This process's environment without any store settings, tokens or metrics folder, plus ``env``."""
     clean = {k: v for k, v in os.environ.items() if not k.startswith(("POSTGRES_", "SQLITE_", "PERSISTENCE_"))}
     clean.pop("ZAMETANO_TOKENS", None)
     clean.pop("ZAMETANO_SIGNING_KEY_FILE", None)
+    clean.pop("PROMETHEUS_MULTIPROC_DIR", None)  # each server its own metrics folder: a shared one is emptied at start
     return {**clean, **env}
 
 
