@@ -181,15 +181,16 @@ class TablesService(Application):
             first = table.version + 1
             try:
                 if expected_version is not None and expected_version != table.version:
-                    metrics.conflict("version_mismatch")
                     raise VersionMismatch(expected_version, table.version)
                 table.handle(command, player, args, self.clock(), self.new_seed)
-            except (DomainError, VersionMismatch):
+            except (DomainError, VersionMismatch) as refused:
                 # The same key may have been recorded since it was looked up (a repeat that arrived while the
                 # first was in flight reads the table after the first's commit): its response, not a refusal.
                 earlier = self._repeated(table_id, command, idempotency_key, body_sha)
                 if earlier is not None:
                     return earlier
+                if isinstance(refused, VersionMismatch):
+                    metrics.conflict("version_mismatch")
                 raise
             appended = list(table.pending_events)
             try:

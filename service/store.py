@@ -239,14 +239,16 @@ class LazyService:
 
 def probe_postgres(persistence: dict[str, str]) -> None:
     """One direct connection with the settings, before anything else: a ConfigError naming where it tried
-    and why it failed. The pool and the recorder would retry (10 times, each up to the connect timeout) and
-    end in a traceback that names neither the host nor the database."""
+    and why it failed, within one connect timeout. Through the pool the same failure is a StoreUnavailable
+    that names neither the host nor the database (and the library's own pool would wait out its retries,
+    ten attempts of up to the connect timeout each, then end in a traceback)."""
     where = (f"PostgreSQL {persistence.get('POSTGRES_HOST')}:{persistence.get('POSTGRES_PORT', '5432')}/"
              f"{persistence.get('POSTGRES_DBNAME')} as user {persistence.get('POSTGRES_USER')}")
+    given = persistence.get("POSTGRES_CONNECT_TIMEOUT") or "3"
     try:
-        timeout = max(2, round(float(persistence.get("POSTGRES_CONNECT_TIMEOUT") or 3)))
+        timeout = max(2, round(float(given)))  # libpq's own limit: whole seconds, at least 2
     except ValueError:
-        raise ConfigError(f"POSTGRES_CONNECT_TIMEOUT is a number of seconds, not {persistence['POSTGRES_CONNECT_TIMEOUT']!r}") from None
+        raise ConfigError(f"POSTGRES_CONNECT_TIMEOUT is a number of seconds, not {given!r}") from None
     try:
         with psycopg.connect(
             host=persistence.get("POSTGRES_HOST"),
