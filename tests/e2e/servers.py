@@ -144,6 +144,8 @@ def running_server(
     with its whole process group when the block ends, however it ends."""
     port = port or free_port()
     base = f"http://127.0.0.1:{port}"
+    # The metrics folder beside the log: a server killed outright (SIGKILL) cannot remove a temporary one.
+    env = {"PROMETHEUS_MULTIPROC_DIR": str(log.parent / f"{log.stem}.metrics"), **env}
     with open(log, "ab") as out:
         process = subprocess.Popen(
             command or api_server(port), cwd=ROOT, env=server_env(env), stdout=out, stderr=subprocess.STDOUT,
