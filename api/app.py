@@ -7,7 +7,7 @@ from typing import Any
 from flask import Flask
 from flask_smorest import Api
 
-from api import audit, auth, errors, keys, ops, policy, ratelimit, tables
+from api import audit, auth, errors, keys, logs, ops, policy, ratelimit, tables
 from api.schemas import games_document
 from service.application import TablesService
 from service.config import Settings, load
@@ -16,6 +16,7 @@ from service.store import LazyService
 
 def create_app(settings: Settings | None = None, service: Any = None) -> Flask:
     settings = settings or load()
+    logs.configure(settings.log_format)  # before Flask's logger is first used, so it takes no handler of its own
     app = Flask("zametano")
     app.config.update(
         API_TITLE="Zametano",
@@ -40,6 +41,7 @@ def create_app(settings: Settings | None = None, service: Any = None) -> Flask:
     api.register_blueprint(audit.blp)
     api.register_blueprint(ops.blp)
     api.register_blueprint(keys.blp)
+    logs.register(app)  # first: every answer, even one a later hook gives early, has its request id
     errors.register(app)
     ratelimit.register(app, settings.rate_limit)  # before auth: floods without a valid token count too
     auth.register(app)

@@ -9,6 +9,7 @@ from typing import Any
 from flask import Flask, current_app, jsonify
 from werkzeug.exceptions import HTTPException
 
+from api import logs
 from api.http import RequestRefused
 from domain.errors import DomainError
 from service.errors import (
@@ -24,6 +25,7 @@ from service.errors import (
     TableNotFound,
     VersionMismatch,
 )
+from service import metrics
 from service.store import STORE_ERRORS, as_outage
 
 SERVICE_STATUS: dict[type[ServiceError], int] = {
@@ -46,6 +48,8 @@ def error_body(code: int, message: str, errors: dict[str, Any] | None = None, **
     if errors:
         body["errors"] = errors
     body.update(extra)
+    body["request_id"] = logs.request_id()  # the id of the server's log lines for this request (api/logs.py)
+    logs.refused(code, message)
     response = jsonify(body)
     response.status_code = code
     return response
@@ -70,6 +74,7 @@ def in_http_terms(exc: ServiceError) -> str:
 def unavailable(exc: StoreUnavailable, message: str | None = None) -> Any:
     """503 with Retry-After: the store is down or busy; the reason goes to the log only."""
     current_app.logger.warning("event store unavailable: %s", exc.reason)
+    metrics.database_error("unavailable")
     response = error_body(503, message or in_http_terms(exc), retry_after=exc.retry_after)
     response.headers["Retry-After"] = str(exc.retry_after)
     return response
@@ -107,6 +112,7 @@ def register(app: Flask) -> None:
         # The library's errors that may mean a store down, busy or locked; a broken store stays a 500.
         outage = as_outage(exc)
         if outage is None:
+            metrics.database_error("broken")
             raise exc  # a broken store, not an outage: a 500 like any other failure
         return unavailable(outage)
 

@@ -1,22 +1,26 @@
 """gunicorn settings for `gunicorn -c python:api.gunicorn_conf 'api.app:create_app()'` (docker-compose).
 
 The hooks are api/server.py's: the master checks the addresses it really binds (BIND, or -b on the command
-line, which wins) and creates the tables; each worker dies with its master.
+line, which wins) and creates the tables; each worker dies with its master. There is no access log: the app
+writes one line per request itself (api/logs.py).
 """
 
 import os
 
-from api.server import on_starting, post_fork  # noqa: F401 - gunicorn finds its hooks here by name
-from api.server import web_threads, worker_settings
+from api.server import child_exit, on_exit, on_starting, post_fork  # noqa: F401 - gunicorn finds its hooks here by name
+from api.server import refuse, web_threads, worker_settings
+from service.config import ConfigError
 
 bind = os.environ.get("BIND", "127.0.0.1:8000")
 workers = int(os.environ.get("WEB_CONCURRENCY", "2"))
-# WEB_THREADS requests at once per worker (threaded workers, with keep-alive), read as api/server.py reads it
-_workers = worker_settings(web_threads())
+try:
+    # WEB_THREADS requests at once per worker (threaded workers, with keep-alive), read as api/server.py reads it
+    _workers = worker_settings(web_threads())
+except ConfigError as exc:
+    refuse(str(exc))  # one line, where gunicorn would print "Failed to read config file" and a traceback
 worker_class = _workers["worker_class"]
 threads = _workers["threads"]
 keepalive = _workers.get("keepalive", 2)  # 2: gunicorn's default, unused by its sync worker
-accesslog = "-"
 # Every wait for the event store is bounded at a few seconds (README "Outages"), far below this.
 timeout = 60
 control_socket_disable = True

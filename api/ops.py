@@ -1,25 +1,63 @@
-"""Operations: liveness, readiness and Prometheus metrics (per worker process)."""
+"""Operations: liveness, readiness and Prometheus metrics.
+
+Under gunicorn (api/server.py) the workers keep their metrics in files of one folder,
+PROMETHEUS_MULTIPROC_DIR, and /metrics adds up every worker's, the dead ones' counters included: each
+scrape sees the whole server, whichever worker answers, and no counter ever goes down. A single process
+(tests, ``flask run``) answers from its own memory. The metrics the service keeps are service/metrics.py's;
+here are the HTTP ones. No label value is taken from a request: routes are the templates of the app's own
+routes, methods and outcomes come from fixed lists, commands from the registered games.
+"""
 
 from __future__ import annotations
 
-import threading
-from collections import Counter
+import math
+import os
+from typing import Any
 
 from flask import Flask, Response, current_app, request
 from flask_smorest import Blueprint
+from prometheus_client import REGISTRY, CollectorRegistry, Counter, Histogram, disable_created_metrics, generate_latest
+from prometheus_client.exposition import CONTENT_TYPE_PLAIN_0_0_4
+from prometheus_client.multiprocess import MultiProcessCollector
 
-from api.errors import error_body
-from api.policy import checked_body
-from domain.games import GAMES
+from api import logs
 from api.errors import unavailable
+from api.policy import checked_body
+from service import metrics
 from service.errors import StoreUnavailable
 from service.store import as_outage
 
+# A single process would add a `_created` series to every counter; the workers' shared files have none.
+disable_created_metrics()
 blp = Blueprint("operations", __name__, description="Liveness, readiness and metrics.")
-_lock = threading.Lock()
-_requests: Counter[tuple[str, str, int]] = Counter()
-_commands: Counter[tuple[str, str]] = Counter()
-KNOWN_COMMANDS = frozenset(name for game in GAMES.values() for name in game.commands)
+PROMETHEUS_TEXT = "text/plain; version=0.0.4"
+# What a command's answer was, by its status: every label value is one of these.
+OUTCOMES = ("ok", "invalid", "unauthorized", "not_found", "conflict", "refused", "rate_limited", "unavailable", "error")
+_OUTCOME_OF = {401: "unauthorized", 403: "unauthorized", 404: "not_found", 409: "conflict", 422: "refused",
+               429: "rate_limited", 503: "unavailable"}
+# A command takes a few milliseconds; an outage answers within POSTGRES_CONNECT_TIMEOUT (3 s).
+COMMAND_BUCKETS = (0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
+
+HTTP_REQUESTS = Counter(
+    "zametano_http_requests_total",
+    "HTTP requests answered, by method, route template and status.",
+    ["method", "route", "status"],
+)
+COMMAND_SECONDS = Histogram(
+    "zametano_command_duration_seconds",
+    "Table commands (POST /tables/{table_id}/commands), from the request's arrival to its answer, by command "
+    "and outcome.",
+    ["command", "outcome"],
+    buckets=COMMAND_BUCKETS,
+)
+
+
+def outcome(status: int) -> str:
+    if status < 400:
+        return "ok"
+    if status >= 500:
+        return _OUTCOME_OF.get(status, "error")
+    return _OUTCOME_OF.get(status, "invalid")
 
 
 @blp.route("/healthz")
@@ -42,48 +80,49 @@ def readyz():  # type: ignore[no-untyped-def]
         service.ping()
         read_model = service.read_model_status()
     except Exception as exc:  # noqa: BLE001 - any failure of the store means not ready
+        metrics.READ_MODEL_LAG.set(math.nan)
         outage = as_outage(exc) or StoreUnavailable(f"{type(exc).__name__}: {exc}")
         return unavailable(outage, "The event store is not reachable.")
+    metrics.READ_MODEL_LAG.set(read_model["lag"])
     return {"status": "ready", "read_model": read_model}
 
 
 @blp.route("/metrics")
-def metrics():  # type: ignore[no-untyped-def]
-    """Prometheus text: requests by route and status, commands by name and outcome."""
-    lines = [
-        "# HELP zametano_http_requests_total HTTP requests answered by this worker.",
-        "# TYPE zametano_http_requests_total counter",
-    ]
-    with _lock:
-        for (method, route, status), n in sorted(_requests.items()):
-            lines.append(f'zametano_http_requests_total{{method="{method}",route="{route}",status="{status}"}} {n}')
-        lines += [
-            "# HELP zametano_commands_total Table commands by name and outcome.",
-            "# TYPE zametano_commands_total counter",
-        ]
-        for (command, outcome), n in sorted(_commands.items()):
-            lines.append(f'zametano_commands_total{{command="{command}",outcome="{outcome}"}} {n}')
-    return Response("\n".join(lines) + "\n", mimetype="text/plain; version=0.0.4")
+@blp.response(200, {"type": "string"}, content_type=PROMETHEUS_TEXT, description="Prometheus text format 0.0.4.")
+def metrics_text():  # type: ignore[no-untyped-def]
+    """Prometheus metrics of the whole server (every worker's, added up), in the text format 0.0.4.
+
+    Requests by method, route template and status; command latency by command and outcome; conflicts,
+    retries, idempotent repeats, database errors, PostgreSQL connections in use, and the read model's lag
+    (measured at each scrape).
+    """
+    measure_lag()
+    if "PROMETHEUS_MULTIPROC_DIR" in os.environ:
+        registry = CollectorRegistry()
+        MultiProcessCollector(registry)
+    else:
+        registry = REGISTRY
+    return Response(generate_latest(registry), content_type=CONTENT_TYPE_PLAIN_0_0_4)
 
 
-def count_command(command: str, outcome: str) -> None:
-    with _lock:
-        _commands[(command, outcome)] += 1
+def measure_lag() -> None:
+    """The read model's lag now (NaN when the store does not answer: an old number would look current)."""
+    try:
+        lag = current_app.extensions["zametano"].read_model_status()["lag"]
+    except Exception:  # noqa: BLE001 - the scrape still answers; the store's trouble shows on /readyz
+        lag = math.nan
+    metrics.READ_MODEL_LAG.set(lag)
 
 
 def register(app: Flask) -> None:
     @app.after_request
-    def count(response):  # type: ignore[no-untyped-def]
-        rule = request.url_rule.rule if request.url_rule else "unmatched"
-        with _lock:
-            _requests[(request.method, rule, response.status_code)] += 1
-        body = checked_body() if request.endpoint == "tables.Commands" else None
-        command = body.get("command") if isinstance(body, dict) else None
-        if isinstance(command, str):
-            # Any other text as a label would let clients grow the metrics without bound or break their format.
-            label = command if command in KNOWN_COMMANDS else "other"
-            count_command(label, "ok" if response.status_code < 400 else str(response.status_code))
+    def count(response: Any) -> Any:
+        HTTP_REQUESTS.labels(logs.method(), logs.route(), str(response.status_code)).inc()
+        if request.endpoint == "tables.Commands":
+            body = checked_body()  # None when the body was refused, or never read (no valid token)
+            command = metrics.command_label(body.get("command") if isinstance(body, dict) else None)
+            COMMAND_SECONDS.labels(command, outcome(response.status_code)).observe(logs.elapsed())
         return response
 
 
-__all__ = ["blp", "count_command", "register"]
+__all__ = ["blp", "register"]

@@ -7,6 +7,12 @@ The gunicorn hooks below serve both this entry point and `gunicorn -c python:api
 two cannot disagree: the master refuses, before it listens, any address that is not loopback unless
 tokens are set (it reads the addresses gunicorn really binds, whatever set them), and every worker dies
 with its master, so a master killed outright leaves no worker holding the port.
+
+Both give the workers one folder for their metrics (PROMETHEUS_MULTIPROC_DIR, emptied at start) before any
+of them forks, so /metrics shows the whole server's counts whichever worker answers.
+
+Whatever stops the start (a setting, the database, the data directory, the signing key) is one line on
+stderr, ``error: <what is wrong>``, and exit code 2 (README "Exit codes").
 """
 
 from __future__ import annotations
@@ -15,8 +21,10 @@ import argparse
 import ctypes
 import ipaddress
 import os
+import shutil
 import signal
 import sys
+import tempfile
 from collections.abc import Iterable
 from typing import Any, NoReturn
 
@@ -24,6 +32,10 @@ from gunicorn.app.base import BaseApplication
 from gunicorn.util import parse_address
 
 from service.config import ConfigError, load
+
+# Exit codes (README "Exit codes"): gunicorn's own are 1 (an unexpected failure, with a traceback), 3 (a
+# worker failed to boot) and 4 (the app could not be loaded).
+EXIT_REFUSED = 2
 
 PR_SET_PDEATHSIG = 1  # linux/prctl.h
 # Requests each worker serves at once. A command spends most of its time waiting for PostgreSQL, so a few
@@ -67,9 +79,12 @@ def prepare_store() -> str:
     signing key here too (or records a new one in the keyring), so every worker reads the same key."""
     from service.application import TablesService
     from service.signing import load_signer
+    from service.store import probe_postgres
 
     settings = load()
     signer = load_signer(settings)
+    if settings.module == "eventsourcing.postgres":
+        probe_postgres(settings.persistence)  # where the database is and why it does not answer, at once
     service = TablesService(settings, signer=signer)  # creates the tables unless CREATE_TABLE says not to
     try:
         service.check_store()  # a CIPHER_KEY that cannot read the store: a clear error, before any worker starts
@@ -77,7 +92,8 @@ def prepare_store() -> str:
         service.close()
     os.environ["CREATE_TABLE"] = "n"
     where = settings.persistence.get("SQLITE_DBNAME") or (
-        f"PostgreSQL {settings.persistence.get('POSTGRES_HOST')}/{settings.persistence.get('POSTGRES_DBNAME')}"
+        f"PostgreSQL {settings.persistence.get('POSTGRES_HOST')}:{settings.persistence.get('POSTGRES_PORT')}/"
+        f"{settings.persistence.get('POSTGRES_DBNAME')}"
     )
     return f"{settings.module} ({where}); {signer.describe()}"
 
@@ -106,11 +122,15 @@ def check_binds(binds: Iterable[str]) -> str | None:
 
 
 def on_starting(server: Any) -> None:
-    """gunicorn master, before it binds: the exposure check on the real addresses, then the tables."""
+    """gunicorn master, before it binds or forks: the exposure check on the real addresses, the metrics
+    folder, then the tables."""
     try:
         warning = check_binds(server.cfg.bind)
-        # scripts/run prepared the store before gunicorn started (and said so): not twice
-        store = getattr(server.app, "prepared", None) or prepared_store()
+        # scripts/run prepared the metrics folder and the store before gunicorn started (and said so): not twice
+        store = getattr(server.app, "prepared", None)
+        if store is None:
+            prepare_metrics_dir()  # before the store: preparing it imports prometheus_client
+            store = prepared_store()
     except ConfigError as exc:
         refuse(str(exc))
     if warning:
@@ -134,8 +154,51 @@ def prepared_store() -> str:
 
 
 def refuse(message: str) -> NoReturn:
+    remove_metrics_dir()
     print(f"error: {message}", file=sys.stderr, flush=True)
-    sys.exit(2)
+    sys.exit(EXIT_REFUSED)
+
+
+_made: list[str] = []  # the temporary metrics folder this process made, removed when it exits
+
+
+def prepare_metrics_dir(environ: Any = None) -> str:
+    """Points prometheus_client at one folder for every worker: PROMETHEUS_MULTIPROC_DIR when set (made and
+    emptied of earlier runs' files), else a new temporary folder. Before any import of prometheus_client:
+    it chooses how to keep its values when first imported."""
+    environ = os.environ if environ is None else environ
+    path = environ.get("PROMETHEUS_MULTIPROC_DIR")
+    try:
+        if path:
+            os.makedirs(path, exist_ok=True)
+            for name in os.listdir(path):
+                if name.endswith(".db"):  # the files of a run before this one; nothing else is ours to remove
+                    os.remove(os.path.join(path, name))
+        else:
+            path = tempfile.mkdtemp(prefix="zametano-metrics-")
+            _made.append(path)
+    except OSError as exc:
+        raise ConfigError(f"PROMETHEUS_MULTIPROC_DIR {path} cannot be made or emptied: {exc.strerror or exc}") from None
+    environ["PROMETHEUS_MULTIPROC_DIR"] = path
+    return path
+
+
+def child_exit(server: Any, worker: Any) -> None:
+    """gunicorn master, a worker gone: its gauges that only count while it lives (pool connections) go too;
+    its counters stay, so no total ever goes down."""
+    from prometheus_client import multiprocess
+
+    multiprocess.mark_process_dead(worker.pid)
+
+
+def on_exit(server: Any) -> None:
+    """gunicorn master, stopping: the temporary metrics folder it made goes with it."""
+    remove_metrics_dir()
+
+
+def remove_metrics_dir() -> None:
+    while _made:
+        shutil.rmtree(_made.pop(), ignore_errors=True)
 
 
 def post_fork(server: Any, worker: Any) -> None:
@@ -178,19 +241,24 @@ def main(argv: list[str] | None = None) -> int:
     try:
         threads = web_threads({"WEB_THREADS": str(args.threads)} if args.threads is not None else None)
         check_binds([bind])  # at once, before gunicorn starts; on_starting checks again what it binds
+        prepare_metrics_dir()  # before the store: preparing it imports prometheus_client
         store = prepared_store()  # a wrong CIPHER_KEY, a bad signing key or a store down: one line, before gunicorn
     except ConfigError as exc:
+        remove_metrics_dir()
         print(f"error: {exc}", file=sys.stderr)
-        return 2
+        return EXIT_REFUSED
     Server(
         {
             "bind": bind,
             "workers": args.workers,
             **worker_settings(threads),
-            "accesslog": "-",
+            # No gunicorn access log: the app writes one line per request, with its request id (api/logs.py).
+            "accesslog": None,
             "timeout": 60,
             "on_starting": on_starting,
             "post_fork": post_fork,
+            "child_exit": child_exit,
+            "on_exit": on_exit,
         },
         prepared=store,
     ).run()

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import copy
 import hashlib
+import logging
 import pickle
 import secrets
 import threading
@@ -28,7 +29,7 @@ from domain.errors import BadArgument, DomainError
 from domain.games import GAMES, ROUND_MARKS
 from domain.shuffle import SEED_BYTES
 from domain.table import Table, TableEvent
-from service import audit, store
+from service import audit, metrics, store
 from service.config import Settings
 from service.groupcommit import GroupCommitter
 from service.index import Indexer
@@ -51,6 +52,7 @@ SeedSource = Callable[[], bytes]
 # race: the rules are checked again, so a retry can never record what the rules forbid.
 RETRIES = 5
 MAX_PAGE = 1000
+log = logging.getLogger("zametano.commands")
 # Versions, rounds and cursors past this cannot exist, and would overflow a database integer.
 MAX_NUMBER = 2**62
 # How many of the newest events the start-up check tries to read before it calls the store unreadable.
@@ -171,7 +173,7 @@ class TablesService(Application):
         command is refused unless the table is still at that version; a repeated ``idempotency_key`` with the
         same command returns the first answer and appends nothing."""
         body_sha = hashlib.sha256(canonical_json({"command": command, "player": player, **args}).encode()).hexdigest()
-        earlier = self._earlier(table_id, idempotency_key, body_sha)
+        earlier = self._repeated(table_id, command, idempotency_key, body_sha)
         if earlier is not None:
             return earlier
         for attempt in range(RETRIES):
@@ -181,22 +183,26 @@ class TablesService(Application):
                 if expected_version is not None and expected_version != table.version:
                     raise VersionMismatch(expected_version, table.version)
                 table.handle(command, player, args, self.clock(), self.new_seed)
-            except (DomainError, VersionMismatch):
+            except (DomainError, VersionMismatch) as refused:
                 # The same key may have been recorded since it was looked up (a repeat that arrived while the
                 # first was in flight reads the table after the first's commit): its response, not a refusal.
-                earlier = self._earlier(table_id, idempotency_key, body_sha)
+                earlier = self._repeated(table_id, command, idempotency_key, body_sha)
                 if earlier is not None:
                     return earlier
+                if isinstance(refused, VersionMismatch):
+                    metrics.conflict("version_mismatch")
                 raise
             appended = list(table.pending_events)
             try:
                 self._commit(table, *_records(table_id, idempotency_key, body_sha, first, table.version))
             except IntegrityError:
-                earlier = self._earlier(table_id, idempotency_key, body_sha)
+                earlier = self._repeated(table_id, command, idempotency_key, body_sha)
                 if earlier is not None:
                     return earlier
                 if expected_version is not None or attempt == RETRIES - 1:
+                    metrics.conflict("concurrent_write")
                     raise ConcurrentWrite() from None
+                _retried(table_id, command, attempt + 1)
                 continue
             return self._result(table, appended)
         raise AssertionError("unreachable")  # pragma: no cover
@@ -212,8 +218,15 @@ class TablesService(Application):
         # Looked up at each call, not bound once: what save does is what a group commit does.
         self.save(*aggregates)
 
-    def _earlier(self, table_id: str, key: str | None, body_sha: str) -> dict[str, Any] | None:
-        return None if key is None else self._earlier_response(table_id, key, body_sha)
+    def _repeated(self, table_id: str, command: str, key: str | None, body_sha: str) -> dict[str, Any] | None:
+        """The first response of a repeated Idempotency-Key, else None."""
+        earlier = None if key is None else self._earlier_response(table_id, key, body_sha)
+        if earlier is not None:
+            label = metrics.command_label(command)
+            metrics.IDEMPOTENT_REPEATS.labels(label).inc()
+            log.info("idempotent repeat of %s on table %s: the first response, nothing appended", label, table_id,
+                     extra={"table_id": table_id, "command": label})
+        return earlier
 
     def _earlier_response(self, table_id: str, key: str, body_sha: str) -> dict[str, Any] | None:
         try:
@@ -657,6 +670,13 @@ def _gap_detail(found: int, expected: int) -> str:
         missing = f"version {expected} is" if found == expected + 1 else f"versions {expected} to {found - 1} are"
         return f"{missing} missing: the log goes from {expected - 1} to {found}"
     return f"version {found} comes where {expected} was expected: the log is out of order"
+
+
+def _retried(table_id: str, command: str, attempt: int) -> None:
+    label = metrics.command_label(command)
+    metrics.RETRIES.labels(label).inc()
+    log.info("%s on table %s decided again (retry %d): another write to the table came first", label, table_id,
+             attempt, extra={"table_id": table_id, "command": label})
 
 
 def _records(table_id: str, key: str | None, body_sha: str, first: int, last: int) -> list[IdempotencyRecord]:

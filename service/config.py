@@ -48,18 +48,24 @@ OWN_VARIABLES = (
     "ZAMETANO_RATE_LIMIT",
     "ZAMETANO_STATEMENT_TIMEOUT",
     "ZAMETANO_GROUP_COMMIT",
+    "ZAMETANO_LOG_FORMAT",
 )
 # Outages (README "Outages"): a request waits at most this long for the database, well below gunicorn's
 # worker timeout, then answers 503.
 CONNECT_TIMEOUT = "3"
 STATEMENT_TIMEOUT = "10"
 # Read by the server entry points (api/server.py, api/gunicorn_conf.py).
-SERVER_VARIABLES = ("HOST", "PORT", "WEB_CONCURRENCY", "WEB_THREADS", "BIND")
+SERVER_VARIABLES = ("HOST", "PORT", "WEB_CONCURRENCY", "WEB_THREADS", "BIND", "PROMETHEUS_MULTIPROC_DIR")
 ALL_VARIABLES = LIBRARY_VARIABLES + OWN_VARIABLES + SERVER_VARIABLES
 ROLES = ("operator", "auditor")
 # The largest request body read: a table's opening with every rule option is well under 1 KiB.
 DEFAULT_MAX_BODY_BYTES = 64 * 1024
 RATE_PERIODS = {"s": 1.0, "min": 60.0, "h": 3600.0}
+# The stores the service is built and tested for (the read model has a form for each).
+PERSISTENCE_MODULES = ("eventsourcing.sqlite", "eventsourcing.postgres", "eventsourcing.popo")
+# What PostgreSQL needs to be found at all; the library would otherwise stop with a traceback.
+POSTGRES_REQUIRED = ("POSTGRES_HOST", "POSTGRES_DBNAME", "POSTGRES_USER")
+LOG_FORMATS = ("json", "text")
 
 
 class ConfigError(ValueError):
@@ -87,6 +93,8 @@ class Settings:
     rate_limit: RateLimit | None = None  # None: no rate limit
     # Commands of different tables in flight at once in one process saved in one transaction.
     group_commit: bool = False
+    # "json" or "text"; None: JSON lines unless stderr is a terminal (api/logs.py).
+    log_format: str | None = None
 
     @property
     def module(self) -> str:
@@ -97,11 +105,19 @@ def load(environ: Mapping[str, str] | None = None) -> Settings:
     env = dict(os.environ if environ is None else environ)
     persistence = {k: env[k] for k in LIBRARY_VARIABLES if k in env}
     module = persistence.setdefault("PERSISTENCE_MODULE", "eventsourcing.sqlite")
+    if module not in PERSISTENCE_MODULES:
+        raise ConfigError(f"PERSISTENCE_MODULE is one of {', '.join(PERSISTENCE_MODULES)}, not {module!r}")
     data_dir = Path(env.get("ZAMETANO_DATA_DIR") or "var")
     if module == "eventsourcing.sqlite" and "SQLITE_DBNAME" not in persistence:
-        data_dir.mkdir(parents=True, exist_ok=True)
+        make_data_dir(data_dir)
         persistence["SQLITE_DBNAME"] = str(data_dir / "zametano.sqlite")
     if module == "eventsourcing.postgres":
+        missing = [name for name in POSTGRES_REQUIRED if not persistence.get(name)]
+        if missing:
+            raise ConfigError(
+                f"PERSISTENCE_MODULE=eventsourcing.postgres needs {' and '.join(missing)}: the host, the database "
+                "and the user to connect as (POSTGRES_HOST, POSTGRES_DBNAME, POSTGRES_USER)"
+            )
         persistence.setdefault("POSTGRES_PASSWORD", "")  # trust auth needs none
         persistence.setdefault("POSTGRES_PORT", "5432")
         # The library waits 30 s for a connection, and retries: a request would outlive gunicorn's timeout.
@@ -132,7 +148,25 @@ def load(environ: Mapping[str, str] | None = None) -> Settings:
         rate_limit=parse_rate_limit(env.get("ZAMETANO_RATE_LIMIT", "")),
         # On unless switched off: it has no timer, so alone a command is written at once (docs/benchmarks.md).
         group_commit=parse_switch("ZAMETANO_GROUP_COMMIT", env.get("ZAMETANO_GROUP_COMMIT", ""), default=True),
+        log_format=parse_log_format(env.get("ZAMETANO_LOG_FORMAT", "")),
     )
+
+
+def make_data_dir(path: Path) -> None:
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ConfigError(
+            f"ZAMETANO_DATA_DIR {path} cannot be created: {exc.strerror or exc}; name a folder this user may write"
+        ) from None
+
+
+def parse_log_format(text: str) -> str | None:
+    """``json`` or ``text``; empty: chosen by whether stderr is a terminal."""
+    value = text.strip().lower()
+    if value and value not in LOG_FORMATS:
+        raise ConfigError(f"ZAMETANO_LOG_FORMAT is json or text (or empty: text on a terminal, else json), not {text!r}")
+    return value or None
 
 
 def parse_switch(name: str, text: str, default: bool = False) -> bool:

@@ -17,6 +17,7 @@ reconnection attempt (12-15 s); stopped longer, gunicorn killed the stuck worker
 
 from __future__ import annotations
 
+import logging
 import random
 import sqlite3
 import threading
@@ -33,6 +34,8 @@ from eventsourcing.postgres import ConnectionPool, PostgresFactory
 from psycopg_pool import PoolTimeout, TooManyRequests
 from psycopg_pool.base import AttemptWithBackoff
 
+from service import metrics
+from service.config import ConfigError
 from service.errors import StoreUnavailable
 
 RECONNECT_EVERY = 1.0  # seconds between attempts to replace a lost connection
@@ -44,6 +47,13 @@ KEEPALIVES = {"keepalives": 1, "keepalives_idle": 10, "keepalives_interval": 5, 
 SQLITE_OUTAGES = ("locked", "busy", "unable to open", "disk i/o")
 # The exceptions among which as_outage() finds the outages.
 STORE_ERRORS = (OperationalError, InterfaceError, psycopg.OperationalError, psycopg.InterfaceError)
+
+log = logging.getLogger("zametano.store")
+
+
+def one_line(exc: BaseException) -> str:
+    """An error's text on one line (libpq's messages run over several)."""
+    return " ".join(str(exc).split()) or type(exc).__name__
 
 
 class SteadyReconnection(AttemptWithBackoff):
@@ -93,10 +103,14 @@ class StorePool(ConnectionPool):  # type: ignore[type-arg]
     def _connect(self, timeout: float | None = None) -> Any:
         try:
             conn = super()._connect(timeout=timeout)
-        except BaseException:
+        except BaseException as exc:
+            metrics.database_error("connect")
             if self.down_since is None:
                 self.down_since = monotonic()
+                log.warning("the database is down: %s", one_line(exc))
             raise
+        if self.down_since is not None:
+            log.warning("the database answers again, after %.1f s", monotonic() - self.down_since)
         self.down_since = None
         return conn
 
@@ -112,11 +126,17 @@ class StorePool(ConnectionPool):  # type: ignore[type-arg]
             if remaining <= 0:
                 raise StoreUnavailable(f"no database connection within {self.timeout:g} s")
             try:
-                return super().getconn(timeout=min(remaining, WAIT_SLICE))
+                conn = super().getconn(timeout=min(remaining, WAIT_SLICE))
             except PoolTimeout:
                 continue
             except TooManyRequests as exc:
                 raise StoreUnavailable(str(exc)) from exc
+            metrics.POOL_IN_USE.inc()
+            return conn
+
+    def putconn(self, conn: Any) -> None:
+        metrics.POOL_IN_USE.dec()
+        super().putconn(conn)
 
     @contextmanager
     def connection(self, timeout: float | None = None) -> Iterator[Any]:
@@ -125,6 +145,7 @@ class StorePool(ConnectionPool):  # type: ignore[type-arg]
                 yield conn
             except psycopg.errors.QueryCanceled as exc:
                 # statement_timeout: the recorder would run the statement nine more times
+                metrics.database_error("statement_timeout")
                 raise StoreUnavailable(f"a statement ran out of time: {exc}") from exc
 
 
@@ -214,3 +235,32 @@ class LazyService:
     def close(self) -> None:
         if self._service is not None:
             self._service.close()
+
+
+def probe_postgres(persistence: dict[str, str]) -> None:
+    """One direct connection with the settings, before anything else: a ConfigError naming where it tried
+    and why it failed, within one connect timeout. Through the pool the same failure is a StoreUnavailable
+    that names neither the host nor the database (and the library's own pool would wait out its retries,
+    ten attempts of up to the connect timeout each, then end in a traceback)."""
+    where = (f"PostgreSQL {persistence.get('POSTGRES_HOST')}:{persistence.get('POSTGRES_PORT', '5432')}/"
+             f"{persistence.get('POSTGRES_DBNAME')} as user {persistence.get('POSTGRES_USER')}")
+    given = persistence.get("POSTGRES_CONNECT_TIMEOUT") or "3"
+    try:
+        timeout = max(2, round(float(given)))  # libpq's own limit: whole seconds, at least 2
+    except ValueError:
+        raise ConfigError(f"POSTGRES_CONNECT_TIMEOUT is a number of seconds, not {given!r}") from None
+    try:
+        with psycopg.connect(
+            host=persistence.get("POSTGRES_HOST"),
+            port=persistence.get("POSTGRES_PORT", "5432"),
+            dbname=persistence.get("POSTGRES_DBNAME"),
+            user=persistence.get("POSTGRES_USER"),
+            password=persistence.get("POSTGRES_PASSWORD", ""),
+            connect_timeout=timeout,
+        ):
+            return
+    except psycopg.Error as exc:
+        # libpq says "connection to server at "h", port p failed: FATAL:  <reason>": the reason is the news.
+        lines = str(exc).rpartition(" failed: ")[2].splitlines()
+        reason = "; ".join(" ".join(line.split()) for line in lines if line.strip()).removeprefix("FATAL: ")
+        raise ConfigError(f"Cannot connect to {where}: {reason}") from None

@@ -391,14 +391,14 @@ def test_a_streamed_body_under_the_limit_is_read(small_limit_client):
 
 
 def metric(client, command, outcome):
-    line = f'zametano_commands_total{{command="{command}",outcome="{outcome}"}} '
+    line = f'zametano_command_duration_seconds_count{{command="{command}",outcome="{outcome}"}} '
     found = [row for row in client.get("/metrics").data.decode().splitlines() if row.startswith(line)]
-    return int(found[0].rsplit(" ", 1)[1]) if found else 0
+    return int(float(found[0].rsplit(" ", 1)[1])) if found else 0
 
 
 def test_a_refused_body_to_the_commands_endpoint_never_breaks_the_metrics(client, table):
     path = f"/tables/{table['table_id']}/commands"
-    others, draws = metric(client, "other", "422"), metric(client, "draw_seats", "ok")
+    others, draws = metric(client, "other", "refused"), metric(client, "draw_seats", "ok")
     post_raw(client, path, json.dumps({"pad": "x" * 70_000}))
     post_raw(client, path, '{"command": "a\\ud800", "player": "anna"}')
     post_raw(client, path, '{"command": "x\\"} 1\\n# evil", "player": "anna"}')
@@ -406,7 +406,7 @@ def test_a_refused_body_to_the_commands_endpoint_never_breaks_the_metrics(client
     r = client.get("/metrics")
     assert r.status_code == 200
     assert "evil" not in r.data.decode()
-    assert metric(client, "other", "422") == others + 2
+    assert metric(client, "other", "refused") == others + 2
     assert metric(client, "draw_seats", "ok") == draws + 1
 
 

@@ -109,6 +109,8 @@ def server_env(monkeypatch, tmp_path):
     written_with_a_key({**env, "CIPHER_KEY": key})
     for name, value in {**env, "CREATE_TABLE": "y"}.items():  # prepare_store sets CREATE_TABLE: restored after
         monkeypatch.setenv(name, value)
+    # main() empties this metrics folder (and would make a temporary one, and say so in the environment)
+    monkeypatch.setenv("PROMETHEUS_MULTIPROC_DIR", str(tmp_path / "metrics"))
     started: list[dict] = []
     monkeypatch.setattr(server.Server, "run", lambda self: started.append(self.options))
     return key, started

@@ -201,7 +201,7 @@ def test_operations_endpoints_answer(client, play):
     assert ready["status"] == "ready" and ready["read_model"]["head"] >= 2
     assert set(ready["read_model"]) == {"position", "head", "lag", "following"}
     text = client.get("/metrics").data.decode()
-    assert 'zametano_commands_total{command="draw_seats",outcome="ok"}' in text
+    assert 'zametano_command_duration_seconds_count{command="draw_seats",outcome="ok"} ' in text
 
 
 def test_a_method_the_path_does_not_take_is_a_405(client, table):

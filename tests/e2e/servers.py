@@ -51,10 +51,11 @@ class Server(str):
 
 
 def server_env(env: dict[str, str]) -> dict[str, str]:
-    """This process's environment without any store settings or tokens, plus ``env``."""
+    """This process's environment without any store settings, tokens or metrics folder, plus ``env``."""
     clean = {k: v for k, v in os.environ.items() if not k.startswith(("POSTGRES_", "SQLITE_", "PERSISTENCE_"))}
     clean.pop("ZAMETANO_TOKENS", None)
     clean.pop("ZAMETANO_SIGNING_KEY_FILE", None)
+    clean.pop("PROMETHEUS_MULTIPROC_DIR", None)  # each server its own metrics folder: a shared one is emptied at start
     return {**clean, **env}
 
 
@@ -143,6 +144,8 @@ def running_server(
     with its whole process group when the block ends, however it ends."""
     port = port or free_port()
     base = f"http://127.0.0.1:{port}"
+    # The metrics folder beside the log: a server killed outright (SIGKILL) cannot remove a temporary one.
+    env = {"PROMETHEUS_MULTIPROC_DIR": str(log.parent / f"{log.stem}.metrics"), **env}
     with open(log, "ab") as out:
         process = subprocess.Popen(
             command or api_server(port), cwd=ROOT, env=server_env(env), stdout=out, stderr=subprocess.STDOUT,

@@ -206,6 +206,7 @@ def test_gunicorn_given_an_unusable_key_stops_with_one_line(tmp_path, monkeypatc
     monkeypatch.setenv("PERSISTENCE_MODULE", "eventsourcing.popo")
     monkeypatch.setenv("ZAMETANO_DATA_DIR", str(tmp_path))
     monkeypatch.setenv("ZAMETANO_SIGNING_KEY_FILE", str(tmp_path / "absent.pem"))
+    monkeypatch.setenv("PROMETHEUS_MULTIPROC_DIR", str(tmp_path / "metrics"))  # the hook prepares it first
     server = SimpleNamespace(cfg=SimpleNamespace(bind=["127.0.0.1:8000"]), app=None)
     with pytest.raises(SystemExit) as caught:
         gunicorn_conf.on_starting(server)

@@ -1,0 +1,197 @@
+"""The service's own log: one line per request, one for each refusal, conflict, retry, idempotent repeat, store
+outage and failure, each with the request's id.
+
+Lines go to stderr as JSON objects, one a line, unless stderr is a terminal, where they are text for a
+person; ``ZAMETANO_LOG_FORMAT=json|text`` chooses. No line can be forged by a client: JSON escapes every
+control character, and the text form writes each one as an escape (``\\n``), so whatever a client sends
+ends up inside the one line it belongs to. Request bodies are never logged, nor anything the service keeps
+hidden (undealt cards, unrevealed seeds): the lines carry names, ids, statuses and the messages clients
+are answered with, which never hold either.
+
+A request's id is the client's ``X-Request-Id`` when that is 1 to 128 characters of ``A-Z a-z 0-9 . _ :
+-``, else a new one; it is returned in the ``X-Request-Id`` header of every response and as ``request_id``
+in every error body (api/errors.py), so a client's report leads to the server's lines.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import logging
+import re
+import sys
+import traceback
+import uuid
+from datetime import datetime, timezone
+from time import perf_counter
+from typing import Any
+
+from flask import Flask, g, has_request_context, request
+
+HEADER = "X-Request-Id"
+CLIENT_ID = re.compile(r"[A-Za-z0-9._:-]{1,128}")
+# A refusal's message in the log: enough to see what was wrong, never a client's whole body echoed back.
+MAX_MESSAGE = 300
+# The extra fields a line may carry, in this order; anything else given to a logger is left out.
+FIELDS = ("request_id", "method", "route", "status", "duration_ms", "table_id", "command", "code")
+METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"})
+_CONTROL = re.compile(r"[\x00-\x1f\x7f\u0085\u2028\u2029]")
+
+log = logging.getLogger("zametano.http")
+
+
+def request_id() -> str | None:
+    """This request's id (made on first use), or None outside a request."""
+    if not has_request_context():
+        return None
+    rid: str | None = g.get("request_id")
+    if rid is None:
+        given = request.headers.get(HEADER, "")
+        rid = g.request_id = given if CLIENT_ID.fullmatch(given) else uuid.uuid4().hex
+    return rid
+
+
+def elapsed() -> float:
+    """Seconds since this request's first hook ran."""
+    return perf_counter() - g.get("started", perf_counter())
+
+
+def method() -> str:
+    """The request's method, or OTHER: a client may send any word there."""
+    return request.method if request.method in METHODS else "OTHER"
+
+
+def route() -> str:
+    """The route's template (``/tables/{table_id}``), never the path the client sent."""
+    return _template(request.url_rule.rule) if request.url_rule is not None else "unmatched"
+
+
+@functools.lru_cache(maxsize=256)  # one entry a route of the app's own
+def _template(rule: str) -> str:
+    return re.sub(r"<(?:[^:<>]+:)?([^<>]+)>", r"{\1}", rule)
+
+
+def table_id() -> str | None:
+    """The table the path names, when it names one (in its canonical form: the text is the client's)."""
+    value = (request.view_args or {}).get("table_id")
+    try:
+        return str(uuid.UUID(value)) if isinstance(value, str) else None
+    except ValueError:
+        return None
+
+
+def refused(code: int, message: str) -> None:
+    """An error answer's line: a refusal (4xx), a conflict (409). A 5xx has a line of its own where it
+    happens (the traceback, the store's outage)."""
+    if code >= 500:
+        return
+    text = message if len(message) <= MAX_MESSAGE else message[:MAX_MESSAGE] + "..."
+    if code == 409:
+        log.warning("conflict 409: %s", text, extra={"code": code})
+    else:
+        log.info("refused %d: %s", code, text, extra={"code": code})
+
+
+class _WithRequestId(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        if getattr(record, "request_id", None) is None:
+            record.request_id = request_id()
+        return True
+
+
+def _fields(record: logging.LogRecord) -> dict[str, Any]:
+    return {name: getattr(record, name) for name in FIELDS if getattr(record, name, None) is not None}
+
+
+def _timestamp(record: logging.LogRecord) -> str:
+    moment = datetime.fromtimestamp(record.created, timezone.utc)
+    return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+class JsonLines(logging.Formatter):
+    """One JSON object a line: time, level, logger, pid, message, the request's fields, the traceback if any."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        line: dict[str, Any] = {
+            "time": _timestamp(record),
+            "level": record.levelname,
+            "logger": record.name,
+            "pid": record.process,  # which gunicorn worker
+            "message": record.getMessage(),
+            **_fields(record),
+        }
+        if record.exc_info:
+            line["exception"] = "".join(traceback.format_exception(*record.exc_info)).rstrip()
+        # ASCII only: a reader that splits lines at U+2028 or U+0085 (as Python's splitlines does) still sees one
+        return json.dumps(line, default=str)
+
+
+class Text(logging.Formatter):
+    """For a person at a terminal: ``time level [pid] logger message key=value ...``, every control character
+    escaped; a traceback follows, each of its lines indented, so none can pass for a line of its own."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        fields = " ".join(f"{name}={value}" for name, value in _fields(record).items())
+        head = f"{_timestamp(record)} {record.levelname} [{record.process}] {record.name}"
+        line = escape(f"{head} {record.getMessage()} {fields}".rstrip())
+        if record.exc_info:
+            text = "".join(traceback.format_exception(*record.exc_info)).rstrip()
+            line += "".join(f"\n    | {escape(part)}" for part in text.splitlines())
+        return line
+
+
+def escape(text: str) -> str:
+    return _CONTROL.sub(lambda m: json.dumps(m.group())[1:-1] if m.group() in "\n\r\t" else f"\\u{ord(m.group()):04x}", text)
+
+
+class _Stderr(logging.StreamHandler):  # type: ignore[type-arg]
+    """Writes to whatever sys.stderr is when a line is written (a test's capture, a redirected stream)."""
+
+    @property  # type: ignore[override]
+    def stream(self) -> Any:
+        return sys.stderr
+
+    @stream.setter
+    def stream(self, value: Any) -> None:
+        pass  # always sys.stderr
+
+
+def configure(log_format: str | None) -> None:
+    """Sends the ``zametano`` loggers' lines to stderr in ``log_format`` (json or text; None: text on a
+    terminal, else json). Called once per process that serves (again: replaces the earlier set-up)."""
+    if log_format is None:
+        log_format = "text" if sys.stderr.isatty() else "json"
+    logger = logging.getLogger("zametano")
+    for handler in [h for h in logger.handlers if isinstance(h, _Stderr)]:
+        logger.removeHandler(handler)
+    handler = _Stderr()
+    handler.setFormatter(JsonLines() if log_format == "json" else Text())
+    handler.addFilter(_WithRequestId())
+    logger.addHandler(handler)
+    logger.setLevel(logging.INFO)
+
+
+def register(app: Flask) -> None:
+    """Request ids and the request's line. Register before every other hook: a hook that answers early (a
+    rate limit, a missing token) skips the hooks after it, and its answer needs the id too."""
+
+    @app.before_request
+    def start() -> None:
+        g.started = perf_counter()
+        request_id()
+
+    @app.after_request
+    def finish(response: Any) -> Any:
+        # Registered first, so run last: the response is the one the client gets.
+        rid = request_id()
+        if rid is not None:
+            response.headers[HEADER] = rid
+        status = response.status_code
+        duration = round(elapsed() * 1000, 1)
+        log.log(
+            logging.ERROR if status >= 500 else logging.INFO,
+            "%s %s %d %.1f ms", method(), route(), status, duration,
+            extra={"method": method(), "route": route(), "status": status, "duration_ms": duration,
+                   "table_id": table_id()},
+        )
+        return response

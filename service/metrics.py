@@ -1,0 +1,71 @@
+"""The service's Prometheus metrics: what only the service sees (retries, idempotent repeats, conflicts, the
+connection pool, the database's errors, the read model's lag). The HTTP ones are api/ops.py's.
+
+Every label value comes from a fixed set known here, never from a request: a client that could choose a
+label value could add series without bound or break the text format. Under gunicorn the workers share their
+values through files (prometheus_client's multiprocess mode, set up by api/server.py before the workers
+fork), so /metrics gives one view of the whole server whichever worker answers; the gauges say below how the
+workers' values add up.
+"""
+
+from __future__ import annotations
+
+from prometheus_client import Counter, Gauge
+
+from domain.games import GAMES
+
+KNOWN_COMMANDS = frozenset(name for game in GAMES.values() for name in game.commands)
+OTHER = "other"
+CONFLICT_KINDS = ("version_mismatch", "concurrent_write")
+# connect: an attempt to open a connection failed; statement_timeout: a statement ran past
+# ZAMETANO_STATEMENT_TIMEOUT; unavailable: a request was answered 503 because of the store; broken: a store
+# error that is no outage (a 500).
+DATABASE_ERROR_KINDS = ("connect", "statement_timeout", "unavailable", "broken")
+
+RETRIES = Counter(
+    "zametano_command_retries_total",
+    "Commands decided again on the fresh table after another write to it won the race.",
+    ["command"],
+)
+IDEMPOTENT_REPEATS = Counter(
+    "zametano_idempotent_repeats_total",
+    "Commands answered with the first response of their Idempotency-Key, appending nothing.",
+    ["command"],
+)
+CONFLICTS = Counter(
+    "zametano_conflicts_total",
+    "Commands refused with 409: If-Match named an old version, or another write won every retry.",
+    ["kind"],
+)
+DATABASE_ERRORS = Counter("zametano_database_errors_total", "Errors of the event store, by kind.", ["kind"])
+# Each worker has a pool of its own: the server's connections in use are the sum over the live workers.
+POOL_IN_USE = Gauge(
+    "zametano_db_pool_connections_in_use",
+    "PostgreSQL connections handed out by the workers' pools now.",
+    multiprocess_mode="livesum",
+)
+# One read model for all the workers, each of which looks at it now and then: the latest look is the truth.
+READ_MODEL_LAG = Gauge(
+    "zametano_read_model_lag_events",
+    "Events recorded but not yet in the read model (listings, rounds, audits), as last measured; NaN when "
+    "the store could not be asked.",
+    multiprocess_mode="livemostrecent",
+)
+
+for _kind in CONFLICT_KINDS:
+    CONFLICTS.labels(_kind)
+for _kind in DATABASE_ERROR_KINDS:
+    DATABASE_ERRORS.labels(_kind)
+
+
+def command_label(command: object) -> str:
+    """A command's name as a label value: a command of a registered game, else ``other``."""
+    return command if isinstance(command, str) and command in KNOWN_COMMANDS else OTHER
+
+
+def database_error(kind: str) -> None:
+    DATABASE_ERRORS.labels(kind if kind in DATABASE_ERROR_KINDS else "broken").inc()
+
+
+def conflict(kind: str) -> None:
+    CONFLICTS.labels(kind).inc()
