@@ -5,9 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from flask import Flask
-from flask_smorest import Api
 
-from api import audit, auth, errors, keys, logs, ops, policy, ratelimit, tables
+from api import audit, auth, errors, keys, logs, openapi, ops, policy, ratelimit, tables
 from api.schemas import games_document
 from service.application import TablesService
 from service.config import Settings, load
@@ -27,6 +26,7 @@ def create_app(settings: Settings | None = None, service: Any = None) -> Flask:
         API_SPEC_OPTIONS={"x-games": games_document()},
         JSON_SORT_KEYS=False,
         ZAMETANO_TOKENS=settings.tokens,
+        **openapi.SETTINGS,
     )
     app.json.sort_keys = False  # type: ignore[attr-defined]
     if service is None:
@@ -35,12 +35,12 @@ def create_app(settings: Settings | None = None, service: Any = None) -> Flask:
         # follower keeps the read model up to date in the background (service/follower.py).
         service = LazyService(lambda: checked(TablesService(settings, follow=True)))
     app.extensions["zametano"] = service
-    api = Api(app)
-    api.spec.components.security_scheme("bearer", {"type": "http", "scheme": "bearer"})
+    api = openapi.Api(app)
     api.register_blueprint(tables.blp)
     api.register_blueprint(audit.blp)
     api.register_blueprint(ops.blp)
     api.register_blueprint(keys.blp)
+    app.register_blueprint(openapi.assets)
     logs.register(app)  # first: every answer, even one a later hook gives early, has its request id
     errors.register(app)
     ratelimit.register(app, settings.rate_limit)  # before auth: floods without a valid token count too

@@ -9,6 +9,7 @@ from flask.views import MethodView
 from flask_smorest import Blueprint
 
 from api import http
+from api.openapi import answers
 from api.schemas import RoundAuditSchema, RoundsPageSchema, RoundsQueryArgs, VerifySchema
 from domain.games import GAMES
 
@@ -27,6 +28,7 @@ class Rounds(MethodView):
     @blp.doc(description=ROUNDS_ARE)
     @blp.arguments(RoundsQueryArgs, location="query")
     @blp.response(200, RoundsPageSchema)
+    @answers(404, 409, 422, 503)
     def get(self, args: dict[str, Any], table_id: str) -> Any:
         """The table's finished rounds, oldest first: where each starts and ends (versions and times)."""
         return http.cursor_page(service().list_rounds(table_id, http.after(args.get("cursor")), args["limit"]))
@@ -35,6 +37,7 @@ class Rounds(MethodView):
 @blp.route("/tables/<table_id>/rounds/<int:number>")
 class RoundAudit(MethodView):
     @blp.response(200, RoundAuditSchema)
+    @answers(404, 409, 503)
     def get(self, table_id: str, number: int) -> Any:
         """A round's audit: its events, the state before and after, the cards, every decision with its
         actor, every payment, and the checks.
@@ -50,6 +53,7 @@ class RoundAudit(MethodView):
 @blp.route("/tables/<table_id>/verify")
 class Verify(MethodView):
     @blp.response(200, VerifySchema)
+    @answers(404, 503)
     def get(self, table_id: str) -> Any:
         """Verify a whole table: the log whole and in order, the chain from its first event, every shoe
         against the seed and commitment the log records, every command run again through the rules, and the

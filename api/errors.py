@@ -43,10 +43,12 @@ SERVICE_STATUS: dict[type[ServiceError], int] = {
 }
 
 
-def error_body(code: int, message: str, errors: dict[str, Any] | None = None, **extra: Any) -> Any:
+def error_body(code: int, message: str, errors: dict[str, list[str]] | None = None, **extra: Any) -> Any:
+    """The error response; ``errors`` maps each part of the request at fault (a field, a query parameter, a
+    header) to its messages, and is always there, ``{}`` when no one part is at fault, so that a client reads
+    it one way whatever went wrong."""
     body: dict[str, Any] = {"code": code, "status": HTTPStatus(code).phrase, "message": message}
-    if errors:
-        body["errors"] = errors
+    body["errors"] = errors or {}
     body.update(extra)
     body["request_id"] = logs.request_id()  # the id of the server's log lines for this request (api/logs.py)
     logs.refused(code, message)
@@ -127,33 +129,45 @@ def http_error(exc: HTTPException) -> Any:
     the one error body."""
     code = exc.code or 500
     data = getattr(exc, "data", None) or {}
-    errors = data.get("messages")
-    if code == 422 and errors:
-        return error_body(422, "The request does not fit the schema: " + _summary(errors), errors)
+    if code == 422 and data.get("messages"):
+        errors = field_errors(data["messages"])
+        summary = "; ".join(f"{name}: {'; '.join(problems)}" for name, problems in errors.items())
+        return error_body(422, "The request does not fit the schema: " + summary, errors)
     if code == 400:
         return error_body(400, "The body is not valid JSON; send a JSON object with Content-Type: application/json.")
     if code == 404:
         return error_body(404, exc.description or "No such path.")
     if code == 405:
-        return error_body(405, f"Method not allowed here; allowed: {', '.join(sorted(exc.valid_methods or []))}.")
+        allowed = sorted(exc.valid_methods or [])  # type: ignore[attr-defined]
+        response = error_body(405, f"Method not allowed here; allowed: {', '.join(allowed)}.")
+        response.headers["Allow"] = ", ".join(allowed)  # RFC 9110 15.5.6: a 405 must say what is allowed
+        return response
     return error_body(code, data.get("message") or exc.description or HTTPStatus(code).phrase)
 
 
-def _summary(errors: dict[str, Any]) -> str:
-    parts = []
-    for location, fields in errors.items():
-        if isinstance(fields, dict):
-            for name, problems in fields.items():
-                text = problems if isinstance(problems, str) else "; ".join(map(str, _flatten(problems)))
-                parts.append(f"{name}: {text}")
-        else:
-            parts.append(f"{location}: {fields}")
-    return "; ".join(parts)
+# What marshmallow calls the whole of what it read, by where it read it.
+WHOLE = {"json": "body", "query": "query"}
 
 
-def _flatten(value: Any) -> list[Any]:
-    if isinstance(value, list):
-        return [y for x in value for y in _flatten(x)]
+def field_errors(messages: dict[str, Any]) -> dict[str, list[str]]:
+    """webargs' messages (``{"json": {"players": {"1": ["..."]}}}``, by where each was read, nested like the
+    data) as the error body's ``errors``: ``{"players.1": ["..."]}``. The place a value was read from is
+    left out (no two places share a name here); marshmallow's ``_schema`` (the whole object) becomes the
+    name of what holds it, ``body`` or ``query`` at the top."""
+    out: dict[str, list[str]] = {}
+    for location, nested in messages.items():
+        _collect(nested, WHOLE.get(location, location), "", out)
+    return out
+
+
+def _collect(value: Any, whole: str, path: str, out: dict[str, list[str]]) -> None:
     if isinstance(value, dict):
-        return [f"{k}: {'; '.join(map(str, _flatten(v)))}" for k, v in value.items()]
-    return [value]
+        for key, inner in value.items():
+            name = path if key == "_schema" else f"{path}.{key}" if path else str(key)
+            _collect(inner, whole, name, out)
+    elif isinstance(value, list) and any(isinstance(v, (dict, list)) for v in value):
+        for inner in value:
+            _collect(inner, whole, path, out)
+    else:
+        problems = value if isinstance(value, list) else [value]
+        out.setdefault(path or whole, []).extend(str(p) for p in problems)

@@ -1,13 +1,16 @@
-"""HTTP's forms of what the service takes as plain values: ``If-Match`` is the version a command expects,
-a page's ``cursor`` the position after which the next page starts (and ``next_cursor`` the service's
-``next_after``). Whatever cannot be read is a RequestRefused, answered 400 or 422 by api/errors.py."""
+"""HTTP's forms of what the service takes as plain values: ``If-Match`` is the version a command expects
+and ``ETag`` the version a state shows, a page's ``cursor`` the position after which the next page starts
+(and ``next_cursor`` the service's ``next_after``). Whatever cannot be read is a RequestRefused, answered
+400 or 422 by api/errors.py."""
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
+from functools import wraps
 from typing import Any
 
-from flask import request
+from flask import current_app, request
 
 # Past this no version or position exists; it also keeps a client's number within a database integer.
 MAX_NUMBER = 2**62
@@ -34,6 +37,34 @@ def expected_version(header: str | None) -> int | None:
     if match is None or int(match.group(2)) > MAX_NUMBER:
         raise RequestRefused(400, "If-Match", 'If-Match names one version of the table, e.g. "7" or W/"7".')
     return int(match.group(2))
+
+
+def etag(version: int) -> dict[str, str]:
+    """The ``ETag`` of a table's state at ``version``: the version, in the form ``If-Match`` takes back. A
+    strong tag, since a table's state at a version is always the same bytes."""
+    return {"ETag": f'"{version}"'}
+
+
+def conditional(view: Callable[..., Any]) -> Callable[..., Any]:
+    """A GET view of a state (its ETag the version it shows) honours the preconditions of RFC 9110 13.1, If-Match
+    first: ``If-Match`` is read as a command reads it (a version, or ``*``; anything else a 400) and naming
+    another version is a 412 (on a GET; a command's stale If-Match stays the contract's 409);
+    ``If-None-Match`` naming this state is a 304 without a body, so a client polling a table it has already
+    read gets nothing more until the table moves."""
+
+    @wraps(view)
+    def answer(*args: Any, **kwargs: Any) -> Any:
+        response = view(*args, **kwargs)
+        tag, _ = response.get_etag()
+        expected = expected_version(request.headers.get("If-Match"))
+        if expected is not None and str(expected) != tag:
+            raise RequestRefused(412, "If-Match", f'If-Match names version {expected}, but this state is version '
+                                                  f"{tag}; a GET needs no If-Match.")
+        if request.if_none_match.contains_weak(tag):
+            return current_app.response_class(status=304, headers={"ETag": response.headers["ETag"]})
+        return response
+
+    return answer
 
 
 def command_preconditions() -> dict[str, Any]:

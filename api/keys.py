@@ -9,6 +9,7 @@ from flask import current_app
 from flask.views import MethodView
 from flask_smorest import Blueprint
 
+from api.openapi import answers
 from api.schemas import SigningKeysSchema
 
 blp = Blueprint("keys", __name__, description="The public keys that sign receipts.")
@@ -17,6 +18,7 @@ blp = Blueprint("keys", __name__, description="The public keys that sign receipt
 @blp.route("/keys")
 class Keys(MethodView):
     @blp.response(200, SigningKeysSchema)
+    @answers(503)
     def get(self) -> Any:
         """Every key the service has signed receipts with: the current key first, then retired ones.
 

@@ -268,8 +268,13 @@ def register(app: Flask, max_body_bytes: int) -> None:
         if request.method not in BODY_METHODS:
             return None  # no view reads a body here
         if not request.is_json:
+            # Refused even when it parses as JSON: a browser sends a cross-site form or text/plain body without
+            # asking first (no CORS preflight), so reading such bodies as JSON would let any web page a
+            # croupier opens issue commands to a service on their machine.
             if request.content_length or request.headers.get("Transfer-Encoding"):
-                return error_body(415, "Send the body as JSON with Content-Type: application/json.")
+                sent = f"as {request.mimetype}" if request.mimetype else "without a Content-Type"
+                message = f"The body was sent {sent}; send it as JSON, with the header Content-Type: application/json."
+                return error_body(415, message, {"Content-Type": [message]})
             return None
         data = request.get_data(cache=True)  # a Content-Length over the limit is a 413 here, unread
         if request.content_length is None and len(data) >= max_body_bytes:
@@ -283,7 +288,7 @@ def register(app: Flask, max_body_bytes: int) -> None:
             return error_body(400, exc.message)
         if not isinstance(body, dict):
             message = f"The body must be a JSON object ({{...}}); got {_kind(body)}."
-            return error_body(422, message, {"json": {"_schema": [message]}})
+            return error_body(422, message, {"body": [message]})
         g.json_body = body
         return None
 

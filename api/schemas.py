@@ -149,6 +149,38 @@ class ExpectSchema(_Open):
     })
 
 
+class ErrorSchema(Schema):
+    """The one body of every error. ``errors`` names each part of the request at fault (a body field, with
+    dots for a nested one such as ``players.1``; a query parameter; a header) with its messages, and is
+    ``{}`` when the fault is not one part. A refusal adds the fields below that let a client act on it
+    without reading the message."""
+
+    code = fields.Integer(required=True, metadata={"description": "The HTTP status."})
+    status = fields.String(required=True, metadata={"description": "The status's reason phrase."})
+    message = fields.String(required=True, metadata={"description": "What went wrong and what is allowed."})
+    errors = fields.Dict(
+        keys=fields.String(), values=fields.List(fields.String()), required=True,
+        metadata={"description": "Each part of the request at fault, with its messages; {} when none is."},
+    )
+    request_id = fields.String(metadata={"description": "The request's X-Request-Id, to quote when reporting it."})
+    retry_after = fields.Integer(metadata={"description": "429, 503: seconds to wait, as in Retry-After."})
+    max_bytes = fields.Integer(metadata={"description": "413: the largest body read."})
+    damaged_version = fields.Integer(allow_none=True, metadata={"description": "409: where the stored log is damaged."})
+    verify = fields.String(metadata={"description": "409: the table's verification, which lists every problem."})
+    command = fields.String(metadata={"description": "422: the command that is not one of the game's."})
+    allowed = fields.List(fields.String(), metadata={"description": "422: the game's commands."})
+    expects = fields.List(fields.Nested(ExpectSchema), metadata={"description": "422: every command legal now."})
+    amount = fields.Integer(metadata={"description": "422: the stake refused."})
+    max_allowed = fields.Integer(metadata={"description": "422: the largest stake allowed now."})
+    choice = fields.String(metadata={"description": "422: the draw or stand refused."})
+    required = fields.String(metadata={"description": "422: what the draw rule requires instead."})
+    backed = fields.String(metadata={"description": "422: the spot already backed, opposite the one refused."})
+    min_stake = fields.Integer(metadata={"description": "422: the least the table takes on a spot."})
+    max_stake = fields.Integer(metadata={"description": "422: the most the table takes on a spot."})
+    total = fields.Integer(metadata={"description": "422: the stake on the spot the refused one would make."})
+    multiple_of = fields.Integer(metadata={"description": "422: banker stakes are multiples of this."})
+
+
 class TableStateSchema(_Open):
     """A table's state: these keys at every table, and the game's own besides (its accounts by name, and
     what its view shows), passed on as the domain gives them."""
@@ -308,6 +340,22 @@ class RoundAuditSchema(RoundSchema):
     payments = fields.List(fields.Dict())
     checks = fields.Nested(ChecksSchema)
     problems = fields.List(fields.Nested(ProblemSchema))
+
+
+class HealthSchema(Schema):
+    status = fields.String(metadata={"description": "ok"})
+
+
+class ReadModelStatusSchema(Schema):
+    position = fields.Integer(metadata={"description": "The last notification of the event log indexed."})
+    head = fields.Integer(metadata={"description": "The last notification recorded."})
+    lag = fields.Integer(metadata={"description": "Events recorded but not yet indexed."})
+    following = fields.Boolean(metadata={"description": "Whether this process's follower is subscribed."})
+
+
+class ReadinessSchema(Schema):
+    status = fields.String(metadata={"description": "ready"})
+    read_model = fields.Nested(ReadModelStatusSchema)
 
 
 class VerifySchema(Schema):

@@ -10,6 +10,7 @@ from flask.views import MethodView
 from flask_smorest import Blueprint
 
 from api import http
+from api.openapi import NDJSON, answers
 from api.schemas import (
     ROLES,
     CommandArgs,
@@ -26,7 +27,8 @@ from api.schemas import (
 )
 
 blp = Blueprint("tables", __name__, description="Open tables, play them, read their state and history.")
-NDJSON = "application/x-ndjson"
+# The headers of a table's state: its version as an ETag, which If-Match takes back.
+STATE_HEADERS = {"ETag": "ETag"}
 
 
 def service() -> Any:
@@ -37,6 +39,7 @@ def service() -> Any:
 class Tables(MethodView):
     @blp.arguments(ListTablesArgs, location="query")
     @blp.response(200, TablesPageSchema)
+    @answers(422, 503)
     def get(self, args: dict[str, Any]) -> Any:
         """List tables, in the order they were opened, optionally of one game.
 
@@ -46,16 +49,17 @@ class Tables(MethodView):
         return http.cursor_page(service().list_tables(args.get("game"), http.after(args.get("cursor")), args["limit"]))
 
     @blp.arguments(OpenTableArgs)
-    @blp.response(201, OpenedTableSchema)
+    @blp.response(201, OpenedTableSchema, headers={**STATE_HEADERS, "Location": "Location"})
+    @answers(400, 403, 413, 415, 422, 503)
     def post(self, args: dict[str, Any]) -> Any:
         """Open a table.
 
         `rules` holds the game's options (x-games in this document); omitted options take their defaults and
         unknown ones are refused. The table's first event, `TableOpened`, records them for good.
-        The state carries the signed `receipt` of that first event.
+        The state carries the signed `receipt` of that first event; `ETag` its version, `Location` its URL.
         """
         state = service().open_table(args["game"], args["players"], args.get("rules"), **_roles(args))
-        return state, 201, {"Location": f"/tables/{state['table_id']}"}
+        return state, 201, {"Location": f"/tables/{state['table_id']}", **http.etag(state["version"])}
 
 
 def _roles(args: dict[str, Any]) -> dict[str, Any]:
@@ -64,50 +68,63 @@ def _roles(args: dict[str, Any]) -> dict[str, Any]:
 
 @blp.route("/tables/<table_id>")
 class TableView(MethodView):
-    @blp.response(200, TableStateSchema)
+    @http.conditional
+    @blp.response(200, TableStateSchema, headers=STATE_HEADERS)
+    @answers(304, 400, 404, 409, 412, 503, reads=("If-None-Match", "If-Match"))
     def get(self, table_id: str) -> Any:
         """The table's current state.
 
         `phase` names what the table waits for and `expects` lists every command legal now. The shoe
-        shows counts only: no undealt card and no unrevealed seed is ever shown. A table whose stored
-        history is damaged (its log ends before its snapshot, a version is missing) is a 409 that says what
-        is wrong; its `verify` lists every problem.
+        shows counts only: no undealt card and no unrevealed seed is ever shown. `ETag` is the table's
+        version, for `If-Match` on a command (and `If-None-Match` here: a 304 until the table moves). A table
+        whose stored history is damaged (its log ends before its snapshot, a version is missing) is a 409
+        that says what is wrong; its `verify` lists every problem.
         """
-        return service().current_state(table_id)
+        state = service().current_state(table_id)
+        return state, 200, http.etag(state["version"])
 
 
 @blp.route("/tables/<table_id>/state")
 class HistoricState(MethodView):
+    @http.conditional
     @blp.arguments(StateQueryArgs, location="query")
-    @blp.response(200, TableStateSchema)
+    @blp.response(200, TableStateSchema, headers=STATE_HEADERS)
+    @answers(304, 400, 404, 409, 412, 422, 503, reads=("If-None-Match", "If-Match"))
     def get(self, args: dict[str, Any], table_id: str) -> Any:
         """The state as it was at a version (`?version=N`) or at a moment (`?at=<RFC 3339>`).
 
-        Identical to the state the table showed when that version was its head, plus `as_of`.
+        Identical to the state the table showed when that version was its head, plus `as_of`; `ETag` is
+        the version shown.
         """
-        return service().historic_state(table_id, version=args.get("version"), at=args.get("at"))
+        state = service().historic_state(table_id, version=args.get("version"), at=args.get("at"))
+        return state, 200, http.etag(state["version"])
 
 
 @blp.route("/tables/<table_id>/commands")
 class Commands(MethodView):
     @blp.arguments(CommandArgs)
-    @blp.response(200, CommandResultSchema)
+    @blp.response(200, CommandResultSchema, headers=STATE_HEADERS)
+    @answers(400, 403, 404, 409, 413, 415, 422, 503, reads=("If-Match", "Idempotency-Key"))
     def post(self, args: dict[str, Any], table_id: str) -> Any:
         """Issue a game command.
 
         `player` is the actor; the rules say who may issue each command. `If-Match: "<version>"`
-        (or `W/"<version>"`) refuses with 409 unless the table is still at that version; a repeated `Idempotency-Key`
+        (or `W/"<version>"`, the `ETag` of the state read) refuses with 409 unless the table is still at
+        that version; `If-Match: *` only requires the table to exist. A repeated `Idempotency-Key`
         with the same body returns the first response and appends nothing. The response is the
         receipt: the new head `version` and `digest`, the appended events, the new state, and
-        `receipt`, the new head signed by the service (verify it with a key of GET /keys).
+        `receipt`, the new head signed by the service (verify it with a key of GET /keys); `ETag` is the
+        new version.
         """
         command, player = args.pop("command"), args.pop("player")
-        return service().execute(table_id, command, player, args, **http.command_preconditions())
+        result = service().execute(table_id, command, player, args, **http.command_preconditions())
+        return result, 200, http.etag(result["version"])
 
 
 @blp.route("/tables/<table_id>/head")
 class Head(MethodView):
     @blp.response(200, HeadSchema)
+    @answers(404, 503)
     def get(self, table_id: str) -> Any:
         """The table's head: the version, digest and timestamp of its last event, and a signed `receipt`.
 
@@ -117,11 +134,16 @@ class Head(MethodView):
         return service().head(table_id)
 
 
+EVENTS = "A page of the log; with `Accept: application/x-ndjson`, the whole log from `after` on, one Event a line."
+
+
 @blp.route("/tables/<table_id>/events")
 class Events(MethodView):
     @blp.arguments(EventsQueryArgs, location="query")
-    @blp.response(200, EventsPageSchema)
-    @blp.alt_response(200, content_type=NDJSON, description="The whole log from `after` on, as JSON lines.")
+    @blp.response(200, EventsPageSchema, description=EVENTS)
+    @blp.alt_response(200, content_type=NDJSON, description=EVENTS, schema={
+        "type": "string", "description": "JSON lines: one Event (as in EventsPage) a line, in version order."})
+    @answers(404, 409, 422, 503)
     def get(self, args: dict[str, Any], table_id: str) -> Any:
         """The event log in version order, paged by `after` and `limit`.
 

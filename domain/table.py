@@ -19,6 +19,7 @@ from domain import chain
 from domain.errors import BadArgument, InvalidPlayers, NotAllowedNow, UnknownCommand
 from domain.game import CommandSpec, Game, applies, resolve_options
 from domain.shuffle import ALGORITHM, commitment, shoe_order
+from domain.words import counted
 
 MAX_NAME_LENGTH = 40
 SERVICE = "service"
@@ -444,7 +445,8 @@ def validate_players(players: Any, low: int, high: int) -> list[str]:
     if not isinstance(players, list) or not all(isinstance(p, str) for p in players):
         raise InvalidPlayers("'players' must be a list of names.")
     if not low <= len(players) <= high:
-        raise InvalidPlayers(f"This game seats {low} to {high} players; {len(players)} were listed.")
+        listed = counted(len(players), "player was", "players were")
+        raise InvalidPlayers(f"This game seats {low} to {high} players; {listed} listed.")
     reserved = reserved_names()
     for p in players:
         if not p.strip() or len(p) > MAX_NAME_LENGTH or p != p.strip():

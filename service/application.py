@@ -268,7 +268,8 @@ class TablesService(Application):
         repository's versioned get, from the nearest snapshot, so the cost does not grow with history)."""
         head = self.table(table_id).version
         if not 1 <= version <= head:
-            raise NotFoundInHistory(f"Table '{table_id}' has versions 1 to {head}; there is no version {version}.")
+            versions = "only version 1" if head == 1 else f"versions 1 to {head}"
+            raise NotFoundInHistory(f"Table '{table_id}' has {versions}; there is no version {version}.")
         return self.state_at(table_id, version)
 
     def state_at_moment(self, table_id: str, moment: datetime) -> dict[str, Any]:

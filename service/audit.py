@@ -186,8 +186,8 @@ def check_shoe(number: int, shoe: dict[str, Any] | None, dealt: list[TableEvent]
     try:
         order = shoe_order(seed, shoe["decks"], shoe["cut"])
     except (TypeError, ValueError) as exc:
-        return False, [at("cards", shuffled, f"shoe {number} cannot be recomputed from its seed, "
-                                             f"{shoe['decks']!r} decks and cut {shoe['cut']!r}: {exc}", "ShoeShuffled")]
+        return False, [at("cards", shuffled, f"shoe {number} cannot be recomputed from its seed, its decks "
+                                             f"({shoe['decks']!r}) and its cut ({shoe['cut']!r}): {exc}", "ShoeShuffled")]
     for e in dealt:
         position = e.position  # type: ignore[attr-defined]
         truth = order[position] if isinstance(position, int) and 0 <= position < len(order) else "nothing"
@@ -519,8 +519,8 @@ def _finished_round(history: TableHistory, table_id: str, number: int) -> dict[s
     indexed = history.indexed_table(table_id)
     finished = indexed["rounds"] if indexed is not None else 0
     raise NotFoundInHistory(
-        f"Table '{table_id}' has no finished round {number}; its finished rounds are "
-        + (f"1 to {finished}." if finished else "none yet.")
+        f"Table '{table_id}' has no finished round {number}; "
+        + {0: "it has none yet.", 1: "its only finished round is 1."}.get(finished, f"its finished rounds are 1 to {finished}.")
     )
 
 

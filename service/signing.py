@@ -108,7 +108,8 @@ class Signer:
         line = f"receipts signed with key {self.key_id} ({where}"
         line += ", made now)" if self.made else ")"
         if self.retired:
-            line += f"; retired key{'s' if len(self.retired) > 1 else ''} {', '.join(self.retired)} stay listed at GET /keys"
+            keys = "key " if len(self.retired) == 1 else "keys "
+            line += f"; retired {keys}{', '.join(self.retired)} {'stays' if len(self.retired) == 1 else 'stay'} listed at GET /keys"
         return line
 
 

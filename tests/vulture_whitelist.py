@@ -30,3 +30,11 @@ _._notifications_index
 # psycopg_pool: the reconnection attempt's hooks, called by the pool.
 _.update_delay
 _.time_to_give_up
+
+# apispec calls a plugin's init_spec() and operation_helper(); flask-smorest's Api reads ERROR_SCHEMA and
+# DEFAULT_ERROR_RESPONSE_NAME; Flask calls the view of /docs's files (api/openapi.py).
+_.init_spec
+_.operation_helper
+_.ERROR_SCHEMA
+_.DEFAULT_ERROR_RESPONSE_NAME
+asset

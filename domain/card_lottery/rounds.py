@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from domain.rounds import Event, RoundMarks
+from domain.words import counted
 
 
 def _opens(e: Event, game: dict[str, Any]) -> bool:
@@ -46,7 +47,7 @@ def _describe(summary: dict[str, Any]) -> str:
         out = summary.get("out")
         return (f"stage 2 ({summary.get('variant')}): {out + ' out of cards' if out else 'not played'}, "
                 f"{summary.get('fines', 0)} in fines to the kitty")
-    text = f"pot {summary.get('pot', 0)}, {summary.get('prizes', 0)} prize(s) paying {summary.get('won', 0)}"
+    text = f"pot {summary.get('pot', 0)}, {counted(summary.get('prizes', 0), 'prize')} paying {summary.get('won', 0)}"
     if "stage1_over" in summary:
         text += f"; stage 1 over, {summary['stage1_over']} to the kitty"
     return text

@@ -12,6 +12,7 @@ from typing import Any
 
 from domain.cards import rank, rank_order, suit
 from domain.game import OptionSpec, resolve_options
+from domain.words import counted
 
 GAME = "card-lottery"
 MIN_HOLDERS, MAX_HOLDERS = 1, 17
@@ -80,7 +81,8 @@ def pot_can_be_spread(pot: int) -> bool:
 def distribution_problem(amounts: Sequence[int], pot: int) -> str | None:
     """B.3: four amounts, each at least 1, summing exactly to the pot. None when the spread is valid."""
     if len(amounts) != LOTTERY_CARDS:
-        return f"The pot is spread over exactly {LOTTERY_CARDS} cards; {len(amounts)} amounts were given."
+        given = counted(len(amounts), "amount was", "amounts were")
+        return f"The pot is spread over exactly {LOTTERY_CARDS} cards; {given} given."
     if any(a < 1 for a in amounts):
         return "Each lottery card carries at least 1 unit."
     if sum(amounts) != pot:

@@ -25,6 +25,7 @@ from domain.table import (
     Table,
     TableEvent,
 )
+from domain.words import counted
 
 SHUFFLE, COLLECT, LAY_OUT, DISTRIBUTE, DEAL, REVEAL = "shuffle", "collect", "lay_out", "distribute", "deal", "reveal"
 LEAD, BEAT, PLAY = "lead", "beat", "play"
@@ -198,7 +199,7 @@ class CardLotteryTable(Table):
         if not R.pot_can_be_spread(R.round_pot(rules["contribution"], len(holders), 0)):
             raise InvalidRules(
                 "contribution",
-                f"A pot of {rules['contribution']} x {len(holders)} holder(s) cannot be spread over four cards "
+                f"A pot of {rules['contribution']} x {counted(len(holders), 'holder')} cannot be spread over four cards "
                 f"of at least 1 each; the contribution must be at least {-(-R.MIN_POT // len(holders))}.",
             )
 

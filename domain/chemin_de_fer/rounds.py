@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from domain.rounds import Event, RoundMarks
+from domain.words import counted
 
 
 def _opens(e: Event, game: dict[str, Any]) -> bool:
@@ -49,7 +50,7 @@ def _note(e: Event, game: dict[str, Any], summary: dict[str, Any]) -> None:
 def _describe(summary: dict[str, Any]) -> str:
     parts = [summary.get("outcome", "unsettled")]
     if "stakes" in summary:
-        parts.append(f"{summary['stakes']} stake(s), {summary['staked']} staked, punter {summary['punter']}")
+        parts.append(f"{counted(summary['stakes'], 'stake')}, {summary['staked']} staked, punter {summary['punter']}")
     if summary.get("paid"):
         parts.append(f"{summary['paid']} paid")
     parts += [summary[k] for k in ("bank", "shoe") if k in summary]

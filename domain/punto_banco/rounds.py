@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from domain.rounds import Event, RoundMarks
+from domain.words import counted
 
 
 def _opens(e: Event, game: dict[str, Any]) -> bool:
@@ -43,7 +44,7 @@ def _note(e: Event, game: dict[str, Any], summary: dict[str, Any]) -> None:
 def _describe(summary: dict[str, Any]) -> str:
     parts = [summary.get("outcome", "unsettled")]
     if "players" in summary:
-        parts.append(f"{summary['players']} player(s) staked {summary['staked']}")
+        parts.append(f"{counted(summary['players'], 'player')} staked {summary['staked']}")
     parts.append(f"house paid {summary.get('paid', 0)}, took {summary.get('taken', 0)}")
     if "shoe" in summary:
         parts.append(summary["shoe"])

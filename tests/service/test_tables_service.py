@@ -101,7 +101,7 @@ def test_a_state_between_two_events_of_one_command_expects_nothing(service):
 
 def test_a_version_past_the_end_or_a_moment_before_the_table_is_not_found(service):
     table_id = open_table(service)
-    with pytest.raises(NotFoundInHistory, match="versions 1 to 1"):
+    with pytest.raises(NotFoundInHistory, match="has only version 1; there is no version 2"):
         service.state_at_version(table_id, 2)
     opened = datetime.fromisoformat(service.events_page(table_id)["events"][0]["timestamp"])
     with pytest.raises(NotFoundInHistory, match="did not exist"):

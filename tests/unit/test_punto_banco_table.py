@@ -367,7 +367,7 @@ def test_each_round_is_one_coup_from_its_first_stake_to_its_settlement():
         assert r["first_version"] < d["version"] <= r["last_version"]
         assert d["data"]["outcome"] in r["summary"]
     assert "revealed" in rounds[-1]["summary"] and by_version[rounds[-1]["last_version"]]["type"] == "ShoeRevealed"
-    assert "boris" not in rounds[1]["summary"] and "1 player(s) staked" in rounds[1]["summary"]
+    assert "boris" not in rounds[1]["summary"] and "1 player staked" in rounds[1]["summary"]
 
 
 # --- invariants under random legal play ---------------------------------------------------------
