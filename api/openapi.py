@@ -104,7 +104,7 @@ OPERATIONS: dict[str, dict[str, Any]] = {
     "/readyz": {"responses": {200: {"description": "The event store answers; the read model's lag.",
                                     "content": {"application/json": {"schema": "Readiness"}}}},
                 "x-answers": [503]},
-    "/metrics": {"responses": {200: {"description": "Prometheus text exposition.",
+    "/metrics": {"responses": {200: {"description": "Prometheus text exposition, format 0.0.4 (`text/plain; version=0.0.4`).",
                                      "content": {"text/plain": {"schema": {"type": "string"}}}}}},
 }
 # The document and its page, which flask-smorest serves (the page's files: asset() below).

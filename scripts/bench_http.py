@@ -319,7 +319,8 @@ def serve_echo(port: int) -> int:
         def load(self) -> Any:
             return echo_app()
 
-    Echo({"bind": f"127.0.0.1:{port}", "workers": 1, **worker_settings(web_threads()), "accesslog": "-", "timeout": 60,
+    # no access log: the service has none either (it writes its own line per request, api/logs.py)
+    Echo({"bind": f"127.0.0.1:{port}", "workers": 1, **worker_settings(web_threads()), "accesslog": None, "timeout": 60,
           "post_fork": post_fork}).run()
     return 0
 

@@ -5,6 +5,7 @@ run against."""
 from __future__ import annotations
 
 import json
+import logging
 import random
 import shutil
 import sqlite3
@@ -48,6 +49,10 @@ def serving(store: Path | dict[str, str], tokens: str = "", wrap: Callable[[Any]
         env["ZAMETANO_TOKENS"] = tokens
     settings = load(env)
     app = create_app(settings, TablesService(settings, clock=StepClock(), new_seed=Seeds()) if steady else None)
+    # The server shares the process, and so stderr, with the scripts under test, whose own stderr the tests
+    # read: only its warnings and errors are let through (a 5xx still shows).
+    logger = logging.getLogger("zametano")
+    level, logger.level = logger.level, logging.WARNING
     httpd = make_server("127.0.0.1", 0, wrap(app) if wrap else app, handler_class=QuietHandler)
     thread = threading.Thread(target=httpd.serve_forever, args=(0.05,), daemon=True)
     thread.start()
@@ -58,6 +63,7 @@ def serving(store: Path | dict[str, str], tokens: str = "", wrap: Callable[[Any]
         httpd.server_close()
         thread.join()
         app.extensions["zametano"].close()
+        logger.setLevel(level)
 
 
 def call(method: str, url: str, body: Any = None) -> Any:

@@ -26,7 +26,7 @@ OPERATOR = {"Authorization": "Bearer op-secret"}
 PLAYERS = ["anna", "boris", "vera"]
 INJECTION = '"} 1\nzametano_injected_total{by="anonymous'
 COUNTER_SUFFIXES = ("_total", "_count", "_sum", "_bucket")
-# A card (RULES.md notation: rank then suit, e.g. Ts, 2c) standing alone, not inside a longer word or hex id.
+# A card (docs/api.md notation: rank then suit, e.g. Ts, 2c) standing alone, not inside a longer word or hex id.
 CARD = re.compile(r"(?<![A-Za-z0-9_])[2-9TJQKA][shdc](?![A-Za-z0-9_])")
 
 
