@@ -4,8 +4,9 @@ tests/tampering.py's matrix (where the audit learns something only the server kn
 same shuffle as the reference vectors and the same canonical JSON as Python's.
 
 The module is loaded by the page from /desk/static/verify.js, the URL the desk serves it at. The app is
-wrapped here so that, where the app itself does not serve that URL (404), the wrapper serves the file; a
-blank page of the same origin gives the module a secure context (WebCrypto) and the API without CORS."""
+wrapped here so that, where the app itself does not serve that URL openly (404, or 401 once tokens are set),
+the wrapper serves the file; a blank page of the same origin gives the module a secure context (WebCrypto)
+and the API without CORS."""
 
 from __future__ import annotations
 
@@ -36,7 +37,7 @@ PAGE = b'<!doctype html><title>verify</title><link rel="icon" href="data:,">'  #
 
 
 def with_verify_js(app: Any) -> Any:
-    """The app, with a blank page at BLANK and the module at MODULE_URL where the app answers 404 there."""
+    """The app, with a blank page at BLANK, and the module at MODULE_URL where the app does not serve it."""
 
     def wrapped(environ: dict[str, Any], start_response: Callable[..., Any]) -> Any:
         path = environ.get("PATH_INFO")
@@ -46,7 +47,7 @@ def with_verify_js(app: Any) -> Any:
             return app(environ, start_response)
         said: list[Any] = []
         body = app(environ, lambda status, headers, exc_info=None: said.append((status, headers)))
-        if said and said[0][0].startswith("404"):
+        if said and said[0][0][:3] in ("404", "401"):
             getattr(body, "close", lambda: None)()
             return _answer(start_response, "text/javascript; charset=utf-8", VERIFY_JS.read_bytes())
         start_response(*said[0])
@@ -62,8 +63,8 @@ def _answer(start_response: Callable[..., Any], content_type: str, body: bytes) 
 
 
 @contextmanager
-def desk(store: Path | dict[str, str]) -> Iterator[str]:
-    with serving(store, wrap=with_verify_js) as base:
+def desk(store: Path | dict[str, str], tokens: str = "") -> Iterator[str]:
+    with serving(store, tokens=tokens, wrap=with_verify_js) as base:
         yield base
 
 
@@ -175,6 +176,21 @@ def test_the_browsers_canonical_json_is_pythons_on_every_event_of_the_played_tab
                       for i, e in enumerate(events)]
             assert in_page(page, base, script, table_id) == python, game
             assert all(hashlib.sha256(text.encode()).hexdigest() == e["digest"] for text, e in zip(python, events))
+
+
+def test_the_log_is_read_with_the_auditors_token_and_without_one_the_refusal_is_said(
+    three_games: tuple[Path, dict[str, str]], page: Any,
+) -> None:
+    db, tables = three_games
+    script = """async ({tableId, token}) => {
+        try { return (await m.verifyTable(await m.readTable("", tableId, {token}))).ok; }
+        catch (e) { return e.message; }
+    }"""
+    with desk(db, tokens="auditor:seen-only,operator:plays") as base:
+        assert in_page(page, base, script, {"tableId": tables["punto-banco"], "token": "seen-only"}) is True
+        refused = in_page(page, base, script, {"tableId": tables["punto-banco"], "token": None})
+    assert "answered HTTP 401: Send 'Authorization: Bearer <token>'" in refused
+    assert len(page.console_errors) == 1 and "status of 401" in page.console_errors[0]
 
 
 # --- the pieces, against Python and the reference vectors ----------------------------------------------------

@@ -633,8 +633,9 @@ async function getJson(url, token, fetcher) {
  * What verifyTable needs, read from the service at `base` ("" for this page's own): the signed head
  * first, then the whole log page by page, then the keys. A stored event the service says it cannot read
  * (409 naming `damaged_version`) is stepped over, as scripts/audit does: the events around it are read,
- * and its version, missing from the log, is a finding. Returns {events, keys, head, unreadable}; a head
- * the service cannot give is null (a finding of verifyTable), with its error in `headError`.
+ * and its version, missing from the log, is a finding. Returns {events, keys, head, headError, unreadable};
+ * a head the service cannot read from its own log (409, 500) is null (a finding of verifyTable), with its
+ * error in `headError`; any other failure (404, 401, 403, 503, the network) is thrown: nothing was checked.
  */
 export async function readTable(base, tableId, { token = null, pageSize = 1000, fetch: fetcher = null } = {}) {
   const get = (url) => getJson(url, token, fetcher || globalThis.fetch.bind(globalThis));
@@ -644,7 +645,9 @@ export async function readTable(base, tableId, { token = null, pageSize = 1000, 
   try {
     head = await get(`${table}/head`);
   } catch (error) {
-    if (error.status === 404) throw error; // no such table: nothing to verify
+    // Only a head the service cannot read (its log damaged) leaves a log to check; no such table, a token
+    // refused, a service unavailable or a network failure is no verdict and is thrown.
+    if (error.status !== 409 && error.status !== 500) throw error;
     headError = error.message;
   }
   const events = [];
