@@ -140,16 +140,10 @@ def load(environ: Mapping[str, str] | None = None) -> Settings:
         raise ConfigError("SNAPSHOT_INTERVAL must be a whole number") from exc
     if interval < 1:
         raise ConfigError("SNAPSHOT_INTERVAL must be at least 1")
-    try:
-        statement_timeout = float(env.get("ZAMETANO_STATEMENT_TIMEOUT") or STATEMENT_TIMEOUT)
-    except ValueError as exc:
-        raise ConfigError("ZAMETANO_STATEMENT_TIMEOUT must be a number of seconds (0: no limit)") from exc
-    if not 0 <= statement_timeout <= 3600:
-        raise ConfigError("ZAMETANO_STATEMENT_TIMEOUT must be between 0 (no limit) and 3600 seconds")
     return Settings(
         persistence=persistence,
         snapshot_interval=interval,
-        statement_timeout=statement_timeout,
+        statement_timeout=parse_statement_timeout(env.get("ZAMETANO_STATEMENT_TIMEOUT", "")),
         tokens=parse_tokens(env.get("ZAMETANO_TOKENS", "")),
         data_dir=str(data_dir),
         signing_key_file=env.get("ZAMETANO_SIGNING_KEY_FILE") or None,
@@ -170,6 +164,17 @@ def make_data_dir(path: Path) -> None:
         raise ConfigError(
             f"ZAMETANO_DATA_DIR {path} cannot be created: {exc.strerror or exc}; name a folder this user may write"
         ) from None
+
+
+def parse_statement_timeout(text: str) -> float:
+    """Seconds one PostgreSQL statement may run, 0 (no limit) to 3600; empty: 10."""
+    try:
+        value = float(text or STATEMENT_TIMEOUT)
+    except ValueError as exc:
+        raise ConfigError("ZAMETANO_STATEMENT_TIMEOUT must be a number of seconds (0: no limit)") from exc
+    if not 0 <= value <= 3600:
+        raise ConfigError("ZAMETANO_STATEMENT_TIMEOUT must be between 0 (no limit) and 3600 seconds")
+    return value
 
 
 def max_streams(environ: Mapping[str, str] | None = None) -> int:
