@@ -8,8 +8,9 @@ Each process (each service) has one Hub, which learns of new events once for all
   later (its GATHER, and on SQLite its POLL): which tables moved, and each one's new head, decoded here once
   for every stream and kept, with its position in the log, for the streams of heads.
 
-A stream waits on the hub (one condition variable, with its heartbeat as the timeout) and reads nothing while
-its table does not move: a quiet stream costs one sleeping thread. When its table moves it reads the events
+A stream waits on the hub (its table's condition variable, with its heartbeat as the timeout: a change wakes
+only the streams of its table) and reads nothing while its table does not move: a quiet stream costs one
+sleeping thread. When its table moves it reads the events
 after the last one it sent through the service's ordinary reads; the streams of one table woken by one change
 share that read (``SharedReads``). A stream subscribes before it reads its backlog, so an event recorded
 between the two is not missed, and it only ever reads after the last version it sent, so no event comes twice
@@ -163,16 +164,29 @@ class Slot:
         self.hub.release(self)
 
 
+class _Watched:
+    """A table some streams follow: how many, the highest version heard, and the condition they wait on."""
+
+    __slots__ = ("streams", "version", "changed")
+
+    def __init__(self, lock: threading.Lock) -> None:
+        self.streams = 0
+        self.version = 0
+        self.changed = threading.Condition(lock)
+
+
 class Hub:
-    """What this process has heard of the log, for its streams (see the module's docstring)."""
+    """What this process has heard of the log, for its streams (see the module's docstring). One lock; a
+    condition per followed table, so that a change wakes only the streams of its table, and one for the
+    streams of heads."""
 
     def __init__(self, max_streams: int = 32, history: int | None = None) -> None:
         self.max_streams = max_streams
-        self._changed = threading.Condition()
+        self._lock = threading.Lock()
+        self._heads_changed = threading.Condition(self._lock)
         self._open = 0
         self._closed = False
-        self._watched: dict[str, int] = {}  # table -> streams following it
-        self._versions: dict[str, int] = {}  # watched table -> the highest version heard of it
+        self._watched: dict[str, _Watched] = {}
         self._resyncs = 0  # moved when this hub may have missed changes: every stream reads again
         self._heads: deque[HeadChange] = deque(maxlen=HISTORY if history is None else history)  # in position order
         self._floor: int | None = None  # every head change after this position is in _heads (None: nothing heard)
@@ -185,7 +199,7 @@ class Hub:
 
     def admit(self, kind: str) -> Slot:
         """A place for one more stream, or StreamRefused (503) saying why there is none."""
-        with self._changed:
+        with self._lock:
             reason = "stopping" if self._closed else "full" if self._open >= self.max_streams else None
             if reason is None:
                 self._open += 1
@@ -196,7 +210,7 @@ class Hub:
         return Slot(self, kind)
 
     def release(self, slot: Slot) -> None:
-        with self._changed:
+        with self._lock:
             if not slot.held:
                 return
             slot.held = False
@@ -205,7 +219,7 @@ class Hub:
 
     @property
     def open_streams(self) -> int:
-        with self._changed:
+        with self._lock:
             return self._open
 
     @property
@@ -214,40 +228,43 @@ class Hub:
 
     def close(self) -> None:
         """Ends every stream (each returns at its next wake, at once) and refuses new ones."""
-        with self._changed:
+        with self._lock:
             self._closed = True
-            self._changed.notify_all()
+            self._wake_all()
+
+    def _wake_all(self) -> None:  # holding the lock
+        for watched in self._watched.values():
+            watched.changed.notify_all()
+        self._heads_changed.notify_all()
 
     # --- what is heard ----------------------------------------------------------------------------------
 
     def moved(self, versions: Mapping[str, int]) -> None:
         """Tables reached these versions (recorded: a read now finds them)."""
-        with self._changed:
-            woken = False
+        with self._lock:
             for table_id, version in versions.items():
-                if table_id in self._watched and version > self._versions.get(table_id, 0):
-                    self._versions[table_id] = version
-                    woken = True
-            if woken:
-                self._changed.notify_all()
+                watched = self._watched.get(table_id)
+                if watched is not None and version > watched.version:
+                    watched.version = version
+                    watched.changed.notify_all()
 
     def subscribed(self, gt: int) -> None:
         """The follower reads the log from after ``gt`` on. From further on than this hub heard (or at its
         first subscription), what lies between is not in its memory: streams read it from the log."""
-        with self._changed:
+        with self._lock:
             if self._floor is not None and gt <= self._position:
                 return  # it reads again what was heard; heard() keeps each position once
             self._heads.clear()
             self._floor = gt
             self._position = max(self._position, gt)
             self._resyncs += 1
-            self._changed.notify_all()
+            self._wake_all()
 
     def heard(self, position: int, heads: Sequence[HeadChange], openings: Mapping[str, Opening]) -> None:
         """The follower read the log up to ``position``; ``heads`` are the changes it holds, in order."""
         for table_id, opening in openings.items():
             self.openings.put(table_id, opening)
-        with self._changed:
+        with self._lock:
             for head in heads:
                 if head.position <= self._position:
                     continue
@@ -256,41 +273,44 @@ class Hub:
                 self._heads.append(head)
             if position > self._position:
                 self._position = position
-                self._changed.notify_all()
+                self._heads_changed.notify_all()
 
     # --- waiting ---------------------------------------------------------------------------------------
 
     def watch(self, table_id: str) -> int:
         """Follows the table's versions from now on; returns the resync count to wait with."""
-        with self._changed:
-            self._watched[table_id] = self._watched.get(table_id, 0) + 1
+        with self._lock:
+            watched = self._watched.get(table_id)
+            if watched is None:
+                watched = self._watched[table_id] = _Watched(self._lock)
+            watched.streams += 1
             return self._resyncs
 
     def unwatch(self, table_id: str) -> None:
-        with self._changed:
-            left = self._watched.get(table_id, 0) - 1
-            if left > 0:
-                self._watched[table_id] = left
-            else:
-                self._watched.pop(table_id, None)
-                self._versions.pop(table_id, None)
+        with self._lock:
+            watched = self._watched.get(table_id)
+            if watched is not None:
+                watched.streams -= 1
+                if watched.streams <= 0:
+                    del self._watched[table_id]
 
     def wait_table(self, table_id: str, beyond: int, resyncs: int, timeout: float) -> tuple[int, int] | None:
-        """Once the table is heard past version ``beyond`` (or every stream must read again): the version
-        heard and the resync count. None after ``timeout`` seconds, or once the hub is closed."""
+        """Once the (watched) table is heard past version ``beyond``, or every stream must read again: the
+        version heard and the resync count. None after ``timeout`` seconds, or once the hub is closed."""
+        with self._lock:
+            watched = self._watched[table_id]
 
-        def woken() -> bool:
-            return self._closed or self._versions.get(table_id, 0) > beyond or self._resyncs != resyncs
+            def woken() -> bool:
+                return self._closed or watched.version > beyond or self._resyncs != resyncs
 
-        with self._changed:
-            if not self._changed.wait_for(woken, timeout) or self._closed:
+            if not watched.changed.wait_for(woken, timeout) or self._closed:
                 return None
-            return self._versions.get(table_id, 0), self._resyncs
+            return watched.version, self._resyncs
 
     def heads_after(self, position: int) -> tuple[list[HeadChange], int] | None:
         """The head changes after ``position`` and the position heard up to; None when this hub does not
         hold them all (they are read from the log)."""
-        with self._changed:
+        with self._lock:
             if self._floor is None or position < self._floor:
                 return None
             found = []
@@ -308,8 +328,8 @@ class Hub:
         def woken() -> bool:
             return self._closed or (self._floor is not None and (self._position > position or position < self._floor))
 
-        with self._changed:
-            return self._changed.wait_for(woken, timeout) and not self._closed
+        with self._lock:
+            return self._heads_changed.wait_for(woken, timeout) and not self._closed
 
 
 def _refusal(reason: str, limit: int) -> StreamRefused:

@@ -187,6 +187,8 @@ def test_past_its_streams_a_worker_answers_503_with_retry_after_and_frees_a_plac
     env = {**store_env(kind, request, tmp_path), "ZAMETANO_MAX_STREAMS": "2", "WEB_THREADS": "2"}
     with serve(env, tmp_path, workers=1) as base:
         table_id = new_table(base)
+        for path in (f"/tables/{table_id}/events", "/events"):  # a HEAD has no body to follow: it holds no place
+            assert requests.head(base + path, headers={"Accept": SSE}, timeout=PROMPT).status_code == 200
         first, second = live(base, f"/tables/{table_id}/events"), live(base, "/events")
         refused = requests.get(f"{base}/tables/{table_id}/events", headers={"Accept": SSE}, timeout=PROMPT)
         assert (first.status, second.status, refused.status_code) == (200, 200, 503)
