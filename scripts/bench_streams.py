@@ -54,6 +54,10 @@ class Timed(Player):
         super().__init__(port, seed)
         self.answered: dict[int, float] = {}  # head version -> when the answer came, for commands in the window
 
+    def open(self) -> None:
+        if not self.table:  # opened before the streams are, which follow it; run() opens it again otherwise
+            super().open()
+
     def step(self, deadline: float | None) -> None:
         before = self.state.get("version")
         super().step(deadline)
