@@ -6,7 +6,7 @@ from typing import Any
 
 from flask import Flask
 
-from api import audit, auth, errors, keys, logs, openapi, ops, policy, ratelimit, tables
+from api import audit, auth, errors, keys, logs, openapi, ops, policy, ratelimit, streams, tables
 from api.schemas import games_document
 from service.application import TablesService
 from service.config import Settings, load
@@ -26,6 +26,7 @@ def create_app(settings: Settings | None = None, service: Any = None) -> Flask:
         API_SPEC_OPTIONS={"x-games": games_document()},
         JSON_SORT_KEYS=False,
         ZAMETANO_TOKENS=settings.tokens,
+        ZAMETANO_STREAM_HEARTBEAT=settings.stream_heartbeat,
         **openapi.SETTINGS,
     )
     app.json.sort_keys = False  # type: ignore[attr-defined]
@@ -37,6 +38,7 @@ def create_app(settings: Settings | None = None, service: Any = None) -> Flask:
     app.extensions["zametano"] = service
     api = openapi.Api(app)
     api.register_blueprint(tables.blp)
+    api.register_blueprint(streams.blp)
     api.register_blueprint(audit.blp)
     api.register_blueprint(ops.blp)
     api.register_blueprint(keys.blp)

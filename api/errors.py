@@ -22,6 +22,7 @@ from service.errors import (
     ServiceError,
     StoreUnavailable,
     StoreUnreadable,
+    StreamRefused,
     TableNotFound,
     VersionMismatch,
 )
@@ -109,6 +110,16 @@ def register(app: Flask) -> None:
         return error_body(503, str(exc))
 
     app.register_error_handler(StoreUnavailable, unavailable)
+
+    @app.errorhandler(StreamRefused)
+    def stream_refused(exc: StreamRefused) -> Any:
+        # With Retry-After when waiting helps (a stream ends, or another worker takes over); without when the
+        # server can never hold one (ZAMETANO_MAX_STREAMS=0, sync workers).
+        if exc.retry_after is None:
+            return error_body(503, exc.message)
+        response = error_body(503, exc.message, retry_after=exc.retry_after)
+        response.headers["Retry-After"] = str(exc.retry_after)
+        return response
 
     def store_error(exc: Exception) -> Any:
         # The library's errors that may mean a store down, busy or locked; a broken store stays a 500.

@@ -7,15 +7,16 @@ writes one line per request itself (api/logs.py).
 
 import os
 
-from api.server import child_exit, on_exit, on_starting, post_fork  # noqa: F401 - gunicorn finds its hooks here by name
+from api.server import child_exit, on_exit, on_starting, post_fork, post_worker_init  # noqa: F401 - gunicorn finds its hooks here by name
 from api.server import refuse, web_threads, worker_settings
-from service.config import ConfigError
+from service.config import ConfigError, max_streams
 
 bind = os.environ.get("BIND", "127.0.0.1:8000")
 workers = int(os.environ.get("WEB_CONCURRENCY", "2"))
 try:
-    # WEB_THREADS requests at once per worker (threaded workers, with keep-alive), read as api/server.py reads it
-    _workers = worker_settings(web_threads())
+    # WEB_THREADS requests at once per worker (threaded workers, with keep-alive), plus a thread for each of its
+    # ZAMETANO_MAX_STREAMS live streams, read as api/server.py reads them
+    _workers = worker_settings(web_threads(), max_streams())
 except ConfigError as exc:
     refuse(str(exc))  # one line, where gunicorn would print "Failed to read config file" and a traceback
 worker_class = _workers["worker_class"]

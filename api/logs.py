@@ -80,6 +80,11 @@ def table_id() -> str | None:
         return None
 
 
+def streaming() -> None:
+    """This request's answer is a live stream: its line is written when the stream ends, with its whole length."""
+    g.streaming = True
+
+
 def refused(code: int, message: str) -> None:
     """An error answer's line: a refusal (4xx), a conflict (409). A 5xx has a line of its own where it
     happens (the traceback, the store's outage)."""
@@ -186,12 +191,21 @@ def register(app: Flask) -> None:
         rid = request_id()
         if rid is not None:
             response.headers[HEADER] = rid
-        status = response.status_code
-        duration = round(elapsed() * 1000, 1)
-        log.log(
-            logging.ERROR if status >= 500 else logging.INFO,
-            "%s %s %d %.1f ms", method(), route(), status, duration,
-            extra={"method": method(), "route": route(), "status": status, "duration_ms": duration,
-                   "table_id": table_id()},
-        )
+        fields = {"request_id": rid, "method": method(), "route": route(), "status": response.status_code,
+                  "table_id": table_id()}
+        if g.get("streaming"):
+            # Written once the server has sent the last of it (or the client went), outside the request.
+            started = g.get("started", perf_counter())
+            response.call_on_close(lambda: _request_line(fields, perf_counter() - started))
+        else:
+            _request_line(fields, elapsed())
         return response
+
+
+def _request_line(fields: dict[str, Any], seconds: float) -> None:
+    status, duration = fields["status"], round(seconds * 1000, 1)
+    log.log(
+        logging.ERROR if status >= 500 else logging.INFO,
+        "%s %s %d %.1f ms", fields["method"], fields["route"], status, duration,
+        extra={**fields, "duration_ms": duration},
+    )

@@ -19,9 +19,10 @@ from flask import Blueprint, Flask, send_from_directory
 from flask_smorest import Blueprint as ApiBlueprint
 
 from api import auth, ratelimit
-from api.schemas import ErrorSchema, HealthSchema, ReadinessSchema
+from api.schemas import ErrorSchema, HeadChangeSchema, HealthSchema, ReadinessSchema
 
 NDJSON = "application/x-ndjson"
+SSE = "text/event-stream"
 BEARER = "bearer"
 DOCS = "/docs"
 # The Swagger UI files, as the flask-swagger-ui package installs them (its version is the UI's).
@@ -54,6 +55,11 @@ PARAMETERS = {
         "required": False, "schema": {"type": "string"},
         "description": 'The ETag of the state last read ("7"): a 304 without a body while it is still the one.',
     },
+    "Last-Event-ID": {
+        "required": False, "schema": {"type": "string"},
+        "description": "With `Accept: text/event-stream`: the `id` of the last message a stream received (EventSource "
+                       "sends it when it connects again); the stream resumes after it. Not a whole number: a 400.",
+    },
     "Idempotency-Key": {
         "required": False, "schema": {"type": "string"},
         "description": "A key of the client's choosing: a command sent again with the same key and body gets the first "
@@ -69,11 +75,12 @@ ERROR_HEADERS: dict[int, dict[str, Any]] = {
     503: {"Retry-After": {**HEADERS["Retry-After"], "required": False}},
 }
 REFUSALS = {
-    400: "The body is not JSON this service reads, or a header (If-Match) names nothing it can use.",
+    400: "The body is not JSON this service reads, or a header (If-Match, Last-Event-ID) names nothing it can use.",
     401: "No token, or one this service does not know (only when tokens are configured).",
     403: "The token's role may not do this: an auditor only reads.",
     404: "No such table, version, moment or round.",
     405: "This path does not take the method.",
+    406: "The Accept header does not name the type this path answers in (`text/event-stream`).",
     409: "If-Match names a version that is no longer the table's, another command won the race, or the table's "
          "stored history is damaged (`verify`, `damaged_version`).",
     413: "The body is larger than the service reads (`max_bytes`).",
@@ -81,7 +88,8 @@ REFUSALS = {
     415: "The body was not sent as Content-Type: application/json.",
     422: "The request does not fit the schema, or the rules refuse it; the message says what is allowed.",
     429: "Too many requests from this client (`retry_after`).",
-    503: "The event store is not reachable now, or cannot be read.",
+    503: "The event store is not reachable now, or cannot be read; or this worker can open no live stream now "
+         "(it holds ZAMETANO_MAX_STREAMS, is stopping, or serves one request at a time).",
 }
 # The name of each error's response in components/responses.
 NAMES = {code: HTTPStatus(code).phrase.replace(" ", "").replace("-", "") for code in REFUSALS}
@@ -130,6 +138,7 @@ class HttpPlugin(BasePlugin):
         spec.components.security_scheme(BEARER, {"type": "http", "scheme": "bearer"})
         spec.components.schema("Health", schema=HealthSchema)
         spec.components.schema("Readiness", schema=ReadinessSchema)
+        spec.components.schema("HeadChange", schema=HeadChangeSchema)
         for code, description in REFUSALS.items():
             headers = {**ERROR_HEADERS.get(code, {}), "X-Request-Id": "X-Request-Id"}
             spec.components.response(NAMES[code], {

@@ -240,6 +240,18 @@ class HeadSchema(Schema):
     receipt = fields.Nested(ReceiptSchema)
 
 
+class HeadChangeSchema(Schema):
+    """The data of one message of GET /events: a table's head after it moved, with what lists it."""
+
+    table_id = fields.String()
+    game = fields.String(allow_none=True, metadata={"description": "null only if the table's first event cannot be read."})
+    version = fields.Integer()
+    digest = fields.String()
+    timestamp = fields.String(metadata={"description": "The head event's timestamp."})
+    opened_at = fields.String(allow_none=True)
+    players = fields.List(fields.String(), allow_none=True)
+
+
 class SigningKeySchema(Schema):
     key_id = fields.String(metadata={"description": "First 16 hex digits of sha256 of the raw public key."})
     algorithm = fields.String()

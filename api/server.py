@@ -8,6 +8,10 @@ two cannot disagree: the master refuses, before it listens, any address that is 
 tokens are set (it reads the addresses gunicorn really binds, whatever set them), and every worker dies
 with its master, so a master killed outright leaves no worker holding the port.
 
+Threaded workers get WEB_THREADS threads for ordinary requests plus one for each live stream they may hold
+(ZAMETANO_MAX_STREAMS), so open streams never take a thread a command needs; a stopping worker ends its
+streams at once (post_worker_init), so a graceful stop does not wait gunicorn's graceful timeout for them.
+
 Both give the workers one folder for their metrics (PROMETHEUS_MULTIPROC_DIR, emptied at start) before any
 of them forks, so /metrics shows the whole server's counts whichever worker answers.
 
@@ -25,13 +29,14 @@ import shutil
 import signal
 import sys
 import tempfile
+import threading
 from collections.abc import Iterable
 from typing import Any, NoReturn
 
 from gunicorn.app.base import BaseApplication
 from gunicorn.util import parse_address
 
-from service.config import ConfigError, load
+from service.config import ConfigError, load, max_streams
 
 # Exit codes (README "Exit codes"): gunicorn's own are 1 (an unexpected failure, with a traceback), 3 (a
 # worker failed to boot) and 4 (the app could not be loaded).
@@ -57,11 +62,13 @@ def web_threads(environ: Any = None) -> int:
     return threads
 
 
-def worker_settings(threads: int) -> dict[str, Any]:
-    """gunicorn's threaded workers with keep-alive; with one thread its sync worker, which closes every connection."""
+def worker_settings(threads: int, streams: int = 0) -> dict[str, Any]:
+    """gunicorn's threaded workers with keep-alive, with ``threads`` for requests and one more for each of the
+    ``streams`` live streams a worker may hold; with one thread its sync worker, which closes every connection
+    (and refuses streams: api/streams.py)."""
     if threads == 1:
         return {"worker_class": "sync", "threads": 1}
-    return {"worker_class": "gthread", "threads": threads, "keepalive": KEEPALIVE}
+    return {"worker_class": "gthread", "threads": threads + streams, "keepalive": KEEPALIVE}
 
 
 def is_loopback(host: str) -> bool:
@@ -201,6 +208,30 @@ def remove_metrics_dir() -> None:
         shutil.rmtree(_made.pop(), ignore_errors=True)
 
 
+STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGQUIT)
+
+
+def post_worker_init(worker: Any) -> None:
+    """gunicorn worker, app loaded: a signal that stops it ends its live streams first. gunicorn waits for
+    every open request before a worker exits (SIGTERM: up to its graceful timeout, after which the master
+    kills it), and a stream only ends when it is told to."""
+    from service.streams import stop_all
+
+    for number in STOP_SIGNALS:
+        previous = signal.getsignal(number)
+        if callable(previous):
+            signal.signal(number, _ending_streams(previous, stop_all))
+
+
+def _ending_streams(previous: Any, stop_all: Any) -> Any:
+    def handler(number: int, frame: Any) -> None:
+        # In a thread of its own: the streams' lock may be held by whatever this signal interrupted.
+        threading.Thread(target=stop_all, name="zametano-stop-streams", daemon=True).start()
+        previous(number, frame)
+
+    return handler
+
+
 def post_fork(server: Any, worker: Any) -> None:
     """gunicorn worker, just forked: dies with its master. Without this a master killed with SIGKILL
     leaves its workers listening for up to half the worker timeout, and a new server cannot bind."""
@@ -240,6 +271,7 @@ def main(argv: list[str] | None = None) -> int:
     bind = f"[{args.host}]:{args.port}" if ":" in args.host else f"{args.host}:{args.port}"
     try:
         threads = web_threads({"WEB_THREADS": str(args.threads)} if args.threads is not None else None)
+        streams = max_streams()
         check_binds([bind])  # at once, before gunicorn starts; on_starting checks again what it binds
         prepare_metrics_dir()  # before the store: preparing it imports prometheus_client
         store = prepared_store()  # a wrong CIPHER_KEY, a bad signing key or a store down: one line, before gunicorn
@@ -251,12 +283,13 @@ def main(argv: list[str] | None = None) -> int:
         {
             "bind": bind,
             "workers": args.workers,
-            **worker_settings(threads),
+            **worker_settings(threads, streams),
             # No gunicorn access log: the app writes one line per request, with its request id (api/logs.py).
             "accesslog": None,
             "timeout": 60,
             "on_starting": on_starting,
             "post_fork": post_fork,
+            "post_worker_init": post_worker_init,
             "child_exit": child_exit,
             "on_exit": on_exit,
         },

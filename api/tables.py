@@ -9,8 +9,8 @@ from flask import Response, current_app, request, stream_with_context
 from flask.views import MethodView
 from flask_smorest import Blueprint
 
-from api import http
-from api.openapi import NDJSON, answers
+from api import http, streams
+from api.openapi import NDJSON, SSE, answers
 from api.schemas import (
     ROLES,
     CommandArgs,
@@ -134,7 +134,9 @@ class Head(MethodView):
         return service().head(table_id)
 
 
-EVENTS = "A page of the log; with `Accept: application/x-ndjson`, the whole log from `after` on, one Event a line."
+EVENTS = ("A page of the log; with `Accept: application/x-ndjson`, the whole log from `after` on, one Event a line; "
+          "with `Accept: text/event-stream`, the log from `after` (or Last-Event-ID) on, then each event as it is "
+          "recorded, as Server-Sent Events.")
 
 
 @blp.route("/tables/<table_id>/events")
@@ -143,13 +145,22 @@ class Events(MethodView):
     @blp.response(200, EventsPageSchema, description=EVENTS)
     @blp.alt_response(200, content_type=NDJSON, description=EVENTS, schema={
         "type": "string", "description": "JSON lines: one Event (as in EventsPage) a line, in version order."})
-    @answers(404, 409, 422, 503)
+    @blp.alt_response(200, content_type=SSE, description=EVENTS, schema={
+        "type": "string", "description": "Server-Sent Events: `id:` the version, `event: table-event`, `data:` one "
+                                         "Event (as in EventsPage) in compact JSON; `: heartbeat` comments."})
+    @answers(400, 404, 409, 422, 503, reads=("Last-Event-ID",))
     def get(self, args: dict[str, Any], table_id: str) -> Any:
         """The event log in version order, paged by `after` and `limit`.
 
         With `Accept: application/x-ndjson` the whole log from `after` on streams as JSON lines.
+        With `Accept: text/event-stream` it is a live stream: the log after `Last-Event-ID` (a version, which
+        EventSource sends when it connects again) or else after `after`, then each event as it is recorded,
+        each once and in order, with a `: heartbeat` comment after each ZAMETANO_STREAM_HEARTBEAT seconds of
+        silence; a 503 with `Retry-After` when this worker already holds its ZAMETANO_MAX_STREAMS streams.
         `data` never holds a seed before its `ShoeRevealed`.
         """
+        if streams.asked_for() and request.accept_mimetypes.best_match(["application/json", NDJSON, SSE]) == SSE:
+            return streams.table_events(table_id, args["after"])
         if request.accept_mimetypes.best_match(["application/json", NDJSON]) == NDJSON:
             lines = service().iter_events(table_id, after=args["after"])
             first = next(lines, None)  # reads the table now, so an unknown table is a 404, not a broken stream

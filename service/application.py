@@ -4,7 +4,8 @@ Commands: ``open_table`` and ``execute`` (which routes a command to the table ag
 ``current_state``, ``state_at_version``, ``state_at_moment``, ``events_page``, ``iter_events``, ``head``,
 the read model's listings, and the audits (service/audit.py), which read the table through the small
 TableHistory interface this class implements (service/history.py). Every command's result and ``head``
-carry a receipt signed by the service's key (service/signing.py).
+carry a receipt signed by the service's key (service/signing.py). Live streams of a table's events and of
+every table's head (``table_feed``, ``heads_feed``) wait on the service's hub (service/streams.py).
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from domain.errors import BadArgument, DomainError
 from domain.games import GAMES, ROUND_MARKS
 from domain.shuffle import SEED_BYTES
 from domain.table import Table, TableEvent
-from service import audit, metrics, store
+from service import audit, metrics, store, streams
 from service.config import Settings
 from service.groupcommit import GroupCommitter
 from service.index import Indexer
@@ -124,9 +125,11 @@ class TablesService(Application):
                 group_commit = settings.group_commit if settings is not None else False
             self.committer = GroupCommitter(self._save_together) if group_commit else None
             self._head_locks: dict[UUID, threading.Lock] = {}  # one a table; setdefault is atomic
+            # Before the follower, which publishes to it.
+            self.hub = streams.Hub(settings.max_streams if settings is not None else 32)
             self.index = Indexer(self, ROUND_MARKS)
             if follow:
-                self.index.follow()
+                self.index.follow(streams.Publisher(self.hub, self.mapper))
         except BaseException:
             # built halfway (the database went away): close the connection pool it may have opened
             if getattr(self, "factory", None) is not None:
@@ -144,10 +147,19 @@ class TablesService(Application):
         return repository
 
     def close(self) -> None:
+        if getattr(self, "hub", None) is not None:
+            self.hub.close()  # its streams end, and give their connections back
         # The follower first: it reads and writes through the connections the factory is about to close.
         if getattr(self, "index", None) is not None:
             self.index.close()
         super().close()
+
+    def _notify(self, recordings: list[Any]) -> None:
+        """After every save of this process: its streams hear of the tables' new versions at once, before the
+        follower reads them from the log (the library's hook, called once the events are committed)."""
+        hub = getattr(self, "hub", None)
+        if hub is not None:
+            hub.moved(streams.versions_of([r.domain_event for r in recordings if isinstance(r.domain_event, TableEvent)]))
 
     # --- commands ----------------------------------------------------------------------------------
 
@@ -317,6 +329,29 @@ class TablesService(Application):
             if len(events) < batch:
                 return
             after = events[-1].originator_version
+
+    # --- live streams (service/streams.py) -------------------------------------------------------------
+
+    def table_feed(self, table_id: str, after: int = 0, heartbeat: float = 15.0) -> streams.TableFeed:
+        """The table's events after version ``after``, then each new one as it is recorded (an iterator that
+        gives None where a heartbeat is due; close() it). TableNotFound, DamagedLog (its first page) and
+        StreamRefused (this process holds its ``max_streams``, or is stopping) come at once."""
+        return streams.TableFeed(self, self.hub, table_id, min(max(after, 0), MAX_NUMBER), heartbeat)
+
+    def heads_feed(self, after: int | None = None, heartbeat: float = 15.0) -> streams.HeadFeed:
+        """Every table's head as it changes, after position ``after`` of the log (None: from now on)."""
+        return streams.HeadFeed(self, self.hub, None if after is None else min(max(after, 0), MAX_NUMBER), heartbeat)
+
+    def head_changes(self, after: int, limit: int) -> tuple[list[streams.HeadChange], int, bool]:
+        """Each table's last change among the (at most ``limit``) notifications after position ``after``, the
+        position read up to, and whether that was the end of the log."""
+        notes = self.recorder.select_notifications(after, limit, inclusive_of_start=False)
+        heads, _ = streams.heads_of(notes, self.mapper)
+        return heads, notes[-1].id if notes else after, len(notes) < limit
+
+    def log_position(self) -> int:
+        """The position of the last event recorded in the notification log (0: none)."""
+        return self.recorder.max_notification_id() or 0
 
     def list_tables(self, game: str | None = None, after: int = 0, limit: int = 50) -> dict[str, Any]:
         """Tables in the order they were opened, from the read model (up to date with the log); a page starts

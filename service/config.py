@@ -49,6 +49,8 @@ OWN_VARIABLES = (
     "ZAMETANO_STATEMENT_TIMEOUT",
     "ZAMETANO_GROUP_COMMIT",
     "ZAMETANO_LOG_FORMAT",
+    "ZAMETANO_MAX_STREAMS",
+    "ZAMETANO_STREAM_HEARTBEAT",
 )
 # Outages (README "Outages"): a request waits at most this long for the database, well below gunicorn's
 # worker timeout, then answers 503.
@@ -66,6 +68,11 @@ PERSISTENCE_MODULES = ("eventsourcing.sqlite", "eventsourcing.postgres", "events
 # What PostgreSQL needs to be found at all; the library would otherwise stop with a traceback.
 POSTGRES_REQUIRED = ("POSTGRES_HOST", "POSTGRES_DBNAME", "POSTGRES_USER")
 LOG_FORMATS = ("json", "text")
+# Live streams (service/streams.py): open at once per worker process, each holding one of its threads; and
+# the seconds of silence after which a stream sends a heartbeat, so that clients and proxies see it alive.
+DEFAULT_MAX_STREAMS = 32
+MAX_MAX_STREAMS = 10_000
+DEFAULT_STREAM_HEARTBEAT = 15.0
 
 
 class ConfigError(ValueError):
@@ -95,6 +102,8 @@ class Settings:
     group_commit: bool = False
     # "json" or "text"; None: JSON lines unless stderr is a terminal (api/logs.py).
     log_format: str | None = None
+    max_streams: int = DEFAULT_MAX_STREAMS  # per worker process; 0: no streams
+    stream_heartbeat: float = DEFAULT_STREAM_HEARTBEAT  # seconds
 
     @property
     def module(self) -> str:
@@ -131,16 +140,10 @@ def load(environ: Mapping[str, str] | None = None) -> Settings:
         raise ConfigError("SNAPSHOT_INTERVAL must be a whole number") from exc
     if interval < 1:
         raise ConfigError("SNAPSHOT_INTERVAL must be at least 1")
-    try:
-        statement_timeout = float(env.get("ZAMETANO_STATEMENT_TIMEOUT") or STATEMENT_TIMEOUT)
-    except ValueError as exc:
-        raise ConfigError("ZAMETANO_STATEMENT_TIMEOUT must be a number of seconds (0: no limit)") from exc
-    if not 0 <= statement_timeout <= 3600:
-        raise ConfigError("ZAMETANO_STATEMENT_TIMEOUT must be between 0 (no limit) and 3600 seconds")
     return Settings(
         persistence=persistence,
         snapshot_interval=interval,
-        statement_timeout=statement_timeout,
+        statement_timeout=parse_statement_timeout(env.get("ZAMETANO_STATEMENT_TIMEOUT", "")),
         tokens=parse_tokens(env.get("ZAMETANO_TOKENS", "")),
         data_dir=str(data_dir),
         signing_key_file=env.get("ZAMETANO_SIGNING_KEY_FILE") or None,
@@ -149,6 +152,8 @@ def load(environ: Mapping[str, str] | None = None) -> Settings:
         # On unless switched off: it has no timer, so alone a command is written at once (docs/benchmarks.md).
         group_commit=parse_switch("ZAMETANO_GROUP_COMMIT", env.get("ZAMETANO_GROUP_COMMIT", ""), default=True),
         log_format=parse_log_format(env.get("ZAMETANO_LOG_FORMAT", "")),
+        max_streams=parse_max_streams(env.get("ZAMETANO_MAX_STREAMS", "")),
+        stream_heartbeat=parse_stream_heartbeat(env.get("ZAMETANO_STREAM_HEARTBEAT", "")),
     )
 
 
@@ -159,6 +164,51 @@ def make_data_dir(path: Path) -> None:
         raise ConfigError(
             f"ZAMETANO_DATA_DIR {path} cannot be created: {exc.strerror or exc}; name a folder this user may write"
         ) from None
+
+
+def parse_statement_timeout(text: str) -> float:
+    """Seconds one PostgreSQL statement may run, 0 (no limit) to 3600; empty: 10."""
+    try:
+        value = float(text or STATEMENT_TIMEOUT)
+    except ValueError as exc:
+        raise ConfigError("ZAMETANO_STATEMENT_TIMEOUT must be a number of seconds (0: no limit)") from exc
+    if not 0 <= value <= 3600:
+        raise ConfigError("ZAMETANO_STATEMENT_TIMEOUT must be between 0 (no limit) and 3600 seconds")
+    return value
+
+
+def max_streams(environ: Mapping[str, str] | None = None) -> int:
+    """ZAMETANO_MAX_STREAMS alone, for the server, which gives each worker a thread for every stream."""
+    return parse_max_streams((os.environ if environ is None else environ).get("ZAMETANO_MAX_STREAMS", ""))
+
+
+def parse_max_streams(text: str) -> int:
+    """Live streams open at once per worker process: a whole number from 0 (none) to 10000; empty: 32."""
+    if not text.strip():
+        return DEFAULT_MAX_STREAMS
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if not 0 <= value <= MAX_MAX_STREAMS:
+        raise ConfigError(
+            f"ZAMETANO_MAX_STREAMS is the number of live streams each worker holds open at once, a whole number "
+            f"from 0 (none) to {MAX_MAX_STREAMS}, not {text!r}"
+        )
+    return value
+
+
+def parse_stream_heartbeat(text: str) -> float:
+    """Seconds of silence after which a stream sends a heartbeat: 0.1 to 3600; empty: 15."""
+    if not text.strip():
+        return DEFAULT_STREAM_HEARTBEAT
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not 0.1 <= value <= 3600:
+        raise ConfigError(f"ZAMETANO_STREAM_HEARTBEAT is a number of seconds from 0.1 to 3600, not {text!r}")
+    return value
 
 
 def parse_log_format(text: str) -> str | None:

@@ -100,3 +100,12 @@ class StoreUnavailable(ServiceError):
         )
         self.reason = reason  # for the log, never for the client
         self.retry_after = retry_after
+
+
+class StreamRefused(ServiceError):
+    """No live stream can be opened in this process now: it holds as many as it may (``retry_after`` set: one
+    may end soon), it is stopping (set: another process will take it), or it cannot hold one at all (None)."""
+
+    def __init__(self, message: str, retry_after: int | None = None) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after

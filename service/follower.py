@@ -29,6 +29,7 @@ from eventsourcing.postgres import PostgresApplicationRecorder, PostgresSubscrip
 
 if TYPE_CHECKING:
     from service.index import Indexer
+    from service.streams import Publisher
 
 POLL = 0.2  # SQLite: seconds between looks for new events
 RETRY = 1.0  # seconds before a follower that failed (the database down) subscribes again
@@ -117,9 +118,11 @@ class Follower:
     """The thread that keeps the read model up to date. ``running`` is true while it is subscribed (false
     while it waits to subscribe again after a failure), so that queries know whether to wait for it."""
 
-    def __init__(self, indexer: Indexer, recorder: ApplicationRecorder) -> None:
+    def __init__(self, indexer: Indexer, recorder: ApplicationRecorder, publisher: Publisher | None = None) -> None:
         self.indexer = indexer
         self.recorder = recorder
+        # Told of everything read, before it is indexed: the live streams of this process (service/streams.py).
+        self.publisher = publisher
         self.running = False
         self._warned = False  # of the current failure: one warning, not one a second while the database is away
         self._stopping = Event()
@@ -157,16 +160,28 @@ class Follower:
             self.running = False
             self._stopping.wait(RETRY)
 
+    def _publish(self, notes: list[Notification]) -> None:
+        if self.publisher is None:
+            return
+        try:
+            self.publisher.read(notes)
+        except Exception:  # noqa: BLE001 - the streams' trouble never stops the read model
+            log.exception("the live streams could not be told of %d events", len(notes))
+
     def _follow(self) -> None:
-        with subscribe(self.recorder, self.indexer.position()) as subscription:
+        gt = self.indexer.position()
+        with subscribe(self.recorder, gt) as subscription:
             self._subscription = subscription
             try:
                 if self._stopping.is_set():  # stop() came before the subscription could be stopped
                     return
                 self.running = True
+                if self.publisher is not None:
+                    self.publisher.subscribed(gt)
                 held: list[Notification] = []
                 while True:
                     notes, whole = subscription.next_list()
+                    self._publish(notes)
                     held = self.indexer.take(held + notes, whole)
                     self._warned = False
             except StopIteration:

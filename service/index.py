@@ -513,15 +513,16 @@ class Indexer:
 
     # --- following in the background ------------------------------------------------------------------
 
-    def follow(self) -> None:
-        """Starts a thread that indexes events as they are recorded (stopped by close()). Not on a PostgreSQL
-        pool of a single connection, which the follower's LISTEN would keep from every request."""
+    def follow(self, publisher: Any = None) -> None:
+        """Starts a thread that indexes events as they are recorded (stopped by close()), telling ``publisher``
+        (service/streams.py) of each list it reads. Not on a PostgreSQL pool of a single connection, which the
+        follower's LISTEN would keep from every request."""
         pool = getattr(getattr(self.app.factory, "datastore", None), "pool", None)
         if isinstance(pool, psycopg_pool.ConnectionPool) and pool.max_size < 2:
             log.warning("the read model is not followed in the background: the connection pool holds one "
                         "connection (POSTGRES_POOL_SIZE + POSTGRES_MAX_OVERFLOW); queries index what they need")
             return
-        self.follower = Follower(self, self.app.recorder)
+        self.follower = Follower(self, self.app.recorder, publisher)
         self.follower.start()
 
     def close(self) -> None:

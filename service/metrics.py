@@ -21,6 +21,11 @@ CONFLICT_KINDS = ("version_mismatch", "concurrent_write")
 # ZAMETANO_STATEMENT_TIMEOUT; unavailable: a request was answered 503 because of the store; broken: a store
 # error that is no outage (a 500).
 DATABASE_ERROR_KINDS = ("connect", "statement_timeout", "unavailable", "broken")
+# table: one table's events (GET /tables/{table_id}/events); heads: every table's head (GET /events).
+STREAM_KINDS = ("table", "heads")
+# full: the worker held ZAMETANO_MAX_STREAMS streams; stopping: the worker was stopping; one_thread: the
+# worker serves one request at a time (gunicorn's sync workers), where a stream would hold it whole.
+STREAM_REFUSALS = ("full", "stopping", "one_thread")
 
 RETRIES = Counter(
     "zametano_command_retries_total",
@@ -51,11 +56,29 @@ READ_MODEL_LAG = Gauge(
     "the store could not be asked.",
     multiprocess_mode="livemostrecent",
 )
+# Each worker counts its own open streams (at most ZAMETANO_MAX_STREAMS): the server's are the sum over the
+# live workers.
+OPEN_STREAMS = Gauge(
+    "zametano_streams_open",
+    "Live event streams open now, by kind (table: one table's events; heads: every table's head).",
+    ["kind"],
+    multiprocess_mode="livesum",
+)
+STREAMS_REFUSED = Counter(
+    "zametano_streams_refused_total",
+    "Live event streams refused with 503, by reason (full: the worker held ZAMETANO_MAX_STREAMS; stopping: "
+    "the worker was stopping; one_thread: sync workers, which cannot hold a stream).",
+    ["reason"],
+)
 
 for _kind in CONFLICT_KINDS:
     CONFLICTS.labels(_kind)
 for _kind in DATABASE_ERROR_KINDS:
     DATABASE_ERRORS.labels(_kind)
+for _kind in STREAM_KINDS:
+    OPEN_STREAMS.labels(_kind)
+for _kind in STREAM_REFUSALS:
+    STREAMS_REFUSED.labels(_kind)
 
 
 def command_label(command: object) -> str:
@@ -69,3 +92,7 @@ def database_error(kind: str) -> None:
 
 def conflict(kind: str) -> None:
     CONFLICTS.labels(kind).inc()
+
+
+def stream_refused(reason: str) -> None:
+    STREAMS_REFUSED.labels(reason).inc()

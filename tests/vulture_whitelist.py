@@ -20,9 +20,11 @@ keepalive
 _.load_config
 worker
 
-# eventsourcing: an event's apply() is called by its mutate(); the Application reads snapshotting_intervals;
-# the repository reads its event_store; a subscription reads _notifications_index in __next__.
+# eventsourcing: an event's apply() is called by its mutate(); the Application reads snapshotting_intervals
+# and calls _notify() after each save; the repository reads its event_store; a subscription reads
+# _notifications_index in __next__.
 _.apply
+_._notify
 _.snapshotting_intervals
 _.event_store
 _._notifications_index

@@ -23,6 +23,7 @@ import pytest
 from openapi_core import Config, OpenAPI
 from openapi_core.testing import MockRequest, MockResponse
 from openapi_schema_validator import OAS30Validator, validate
+from werkzeug.test import TestResponse
 
 from api.app import create_app
 from service.application import TablesService
@@ -31,6 +32,7 @@ from service.errors import StoreUnavailable
 from service.index import ROUNDS
 from service.store import LazyService
 from tests.helpers import Seeds, StepClock, pick, stacked_shoe
+from tests.sse import SSE, messages, parse
 from tests.tampering import Rows
 
 OPERATOR, AUDITOR = "operator-token", "auditor-token"
@@ -60,7 +62,8 @@ class World:
         token = self.token if token is ... else token
         if token:
             headers["Authorization"] = f"Bearer {token}"
-        return self.client.open(path, method=method, headers=headers, **kwargs)
+        response = self.client.open(path, method=method, headers=headers, **kwargs)
+        return first_pieces(response) if response.mimetype == SSE else response
 
     def open(self, body: dict[str, Any] | None = None) -> str:
         response = self.call("POST", "/tables", json=body or CDF)
@@ -95,6 +98,16 @@ class World:
     def close(self) -> None:
         for service in self.services:
             service.close()
+
+
+def first_pieces(response: Any, pieces: int = 2) -> Any:
+    """What a live stream sent first, as a response of its own; the stream is closed."""
+    chunks = iter(response.response)
+    data = b""
+    for _ in range(pieces):
+        data += next(chunks)
+    response.close()
+    return TestResponse([data], response.status, response.headers, request=response.request)
 
 
 def played(service: TablesService, seed: int = 7) -> str:
@@ -154,7 +167,7 @@ def worlds(tmp_path_factory):  # type: ignore[no-untyped-def]
     try:
         tokens = f"operator:{OPERATOR},auditor:{AUDITOR}"
         main = world(env_of(tmp_path_factory.mktemp("main"), ZAMETANO_TOKENS=tokens,
-                            ZAMETANO_MAX_BODY_BYTES=str(MAX_BODY)), OPERATOR)
+                            ZAMETANO_MAX_BODY_BYTES=str(MAX_BODY), ZAMETANO_STREAM_HEARTBEAT="0.1"), OPERATOR)
         made.append(main)
         main.tables["played"] = played(main.services[0])
         limited = world(env_of(tmp_path_factory.mktemp("limited"), ZAMETANO_RATE_LIMIT="1/h"))
@@ -173,11 +186,16 @@ def document(worlds):  # type: ignore[no-untyped-def]
     return worlds.main.call("GET", "/openapi.json", token=None).json
 
 
+def text(data: bytes, charset: str = "utf-8") -> str:
+    # openapi-core hands over the charset a content type names (text/event-stream; charset=utf-8)
+    return data.decode(charset)
+
+
 @pytest.fixture(scope="module")
 def openapi(document):  # type: ignore[no-untyped-def]
     # NDJSON is text; each of its lines is checked against Event below. Where a schema does not say
     # whether it admits other properties, it does not.
-    config = Config(extra_media_type_deserializers={NDJSON: lambda data: data.decode()},
+    config = Config(extra_media_type_deserializers={NDJSON: lambda data: data.decode(), SSE: text},
                     additional_properties_default_policy="forbid")
     return OpenAPI.from_dict(document, config=config)
 
@@ -281,6 +299,25 @@ def events_as_lines(w: Worlds) -> Any:
     return w.main.call("GET", f"/tables/{t(w)}/events", headers={"Accept": NDJSON})
 
 
+def live(**headers: str) -> dict[str, Any]:
+    return {"headers": {"Accept": SSE, **headers}}
+
+
+def full_worker(path: Callable[[Worlds], str]) -> Send:
+    """The request once the main app's worker holds every stream it may."""
+
+    def send(w: Worlds) -> Any:
+        hub = w.main.services[0].hub
+        held = [hub.admit("table") for _ in range(hub.max_streams - hub.open_streams)]
+        try:
+            return w.main.call("GET", path(w), **live())
+        finally:
+            for slot in held:
+                slot.release()
+
+    return send
+
+
 # One ordinary request per operation, answered 200 (or 201) by the main app; with another app or no token,
 # the same request provokes that app's refusal.
 PLAIN: dict[tuple[str, str], Callable[[Worlds], tuple[str, dict[str, Any]]]] = {
@@ -296,6 +333,7 @@ PLAIN: dict[tuple[str, str], Callable[[Worlds], tuple[str, dict[str, Any]]]] = {
     ("GET", "/tables/{table_id}/rounds"): lambda w: (f"/tables/{t(w)}/rounds", {}),
     ("GET", "/tables/{table_id}/rounds/{number}"): lambda w: (f"/tables/{t(w)}/rounds/1", {}),
     ("GET", "/tables/{table_id}/verify"): lambda w: (f"/tables/{t(w)}/verify", {}),
+    ("GET", "/events"): lambda w: ("/events", live()),
     ("GET", "/healthz"): lambda w: ("/healthz", {}),
     ("GET", "/readyz"): lambda w: ("/readyz", {}),
     ("GET", "/metrics"): lambda w: ("/metrics", {}),
@@ -324,6 +362,7 @@ def damaged(method: str, path: Callable[[Worlds], str], **kwargs: Any) -> Send:
 
 
 TABLE, STATE, COMMANDS = "/tables/{table_id}", "/tables/{table_id}/state", "/tables/{table_id}/commands"
+HEADS = "/events"
 EVENTS, ROUNDS_, ROUND = "/tables/{table_id}/events", "/tables/{table_id}/rounds", "/tables/{table_id}/rounds/{number}"
 
 
@@ -397,6 +436,20 @@ CASES = [
     Case("GET", EVENTS, 404, "no such table", main("GET", lambda w: f"/tables/{UNKNOWN}/events")),
     Case("GET", EVENTS, 409, "a page over an unreadable event", damaged("GET", lambda w: "/tables/{d}/events")),
     Case("GET", EVENTS, 422, "a limit of 0", main("GET", lambda w: f"/tables/{t(w)}/events?limit=0")),
+    Case("GET", EVENTS, 200, "as a live stream", main("GET", lambda w: f"/tables/{t(w)}/events", **live())),
+    Case("GET", EVENTS, 200, "a live stream resumed", main("GET", lambda w: f"/tables/{t(w)}/events",
+                                                           **live(**{"Last-Event-ID": "3"}))),
+    Case("GET", EVENTS, 400, "Last-Event-ID names no version", main("GET", lambda w: f"/tables/{t(w)}/events",
+                                                                    **live(**{"Last-Event-ID": "x"}))),
+    Case("GET", EVENTS, 409, "a live stream over an unreadable event", damaged("GET", lambda w: "/tables/{d}/events",
+                                                                                **live())),
+    Case("GET", EVENTS, 503, "the worker holds every stream it may", full_worker(lambda w: f"/tables/{t(w)}/events")),
+    Case("GET", HEADS, 200, "resumed from a position", main("GET", lambda w: "/events", **live(**{"Last-Event-ID": "0"}))),
+    Case("GET", HEADS, 400, "Last-Event-ID names no position", main("GET", lambda w: "/events",
+                                                                    **live(**{"Last-Event-ID": "1.5"}))),
+    Case("GET", HEADS, 406, "Accept: application/json", main("GET", lambda w: "/events",
+                                                             headers={"Accept": "application/json"})),
+    Case("GET", HEADS, 503, "the worker holds every stream it may", full_worker(lambda w: "/events")),
     Case("GET", ROUNDS_, 404, "no such table", main("GET", lambda w: f"/tables/{UNKNOWN}/rounds")),
     Case("GET", ROUNDS_, 409, "its read model rows unreadable", damaged("GET", lambda w: "/tables/{d}/rounds")),
     Case("GET", ROUNDS_, 422, "a cursor no page gave", main("GET", lambda w: f"/tables/{t(w)}/rounds?cursor=x")),
@@ -470,6 +523,12 @@ def test_every_answer_of_every_operation_fits_the_document(case, worlds, documen
         assert lines
         for line in lines:
             validate(json.loads(line), against(document, "Event"), cls=OAS30Validator)
+    if response.mimetype == SSE:
+        sent = messages(parse(response.get_data()))
+        assert bool(sent) == (case.why != "plain" or case.template != HEADS)  # from now on: nothing yet
+        for message in sent:
+            validate(message.json, against(document, "Event" if case.template == EVENTS else "HeadChange"),
+                     cls=OAS30Validator)
     if case.why == "no token":
         assert (operation(document, case)["security"] == []) == (case.status != 401)
 

@@ -69,6 +69,49 @@ def test_web_threads_chooses_gunicorns_threaded_workers_with_keep_alive_and_one_
     assert web_threads({}) == web_threads({"WEB_THREADS": ""}) >= 2
 
 
+def test_threaded_workers_get_a_thread_for_each_stream_they_may_hold_on_top_of_web_threads():
+    from api.server import web_threads, worker_settings
+    from service.config import max_streams
+
+    env = {"WEB_THREADS": "4", "ZAMETANO_MAX_STREAMS": "32"}
+    assert worker_settings(web_threads(env), max_streams(env))["threads"] == 4 + 32
+    assert worker_settings(web_threads({}), max_streams({}))["threads"] == web_threads({}) + 32  # the defaults
+    assert worker_settings(1, 32) == {"worker_class": "sync", "threads": 1}  # which refuses streams instead
+
+
+def test_gunicorn_conf_gives_the_same_threads_as_the_server(monkeypatch):
+    import importlib
+
+    monkeypatch.setenv("WEB_THREADS", "3")
+    monkeypatch.setenv("ZAMETANO_MAX_STREAMS", "5")
+    import api.gunicorn_conf as conf
+
+    conf = importlib.reload(conf)
+    assert (conf.worker_class, conf.threads) == ("gthread", 8)
+    assert callable(conf.post_worker_init)  # the hook that ends a stopping worker's streams
+
+
+@pytest.mark.parametrize(("name", "value", "allowed"), [
+    ("ZAMETANO_MAX_STREAMS", "-1", "from 0 (none) to 10000"), ("ZAMETANO_MAX_STREAMS", "many", "from 0 (none) to 10000"),
+    ("ZAMETANO_MAX_STREAMS", "10001", "from 0 (none) to 10000"), ("ZAMETANO_STREAM_HEARTBEAT", "0", "from 0.1 to 3600"),
+    ("ZAMETANO_STREAM_HEARTBEAT", "nan", "from 0.1 to 3600"), ("ZAMETANO_STREAM_HEARTBEAT", "soon", "from 0.1 to 3600"),
+])
+def test_stream_settings_out_of_range_are_refused_with_what_is_allowed(name, value, allowed):
+    from service.config import ConfigError, load
+
+    with pytest.raises(ConfigError, match=re.escape(allowed)) as refused:
+        load({name: value})
+    assert str(refused.value).startswith(name)
+
+
+def test_stream_settings_default_to_32_streams_and_a_15_second_heartbeat():
+    from service.config import load
+
+    assert (load({}).max_streams, load({}).stream_heartbeat) == (32, 15.0)
+    assert (load({"ZAMETANO_MAX_STREAMS": "0", "ZAMETANO_STREAM_HEARTBEAT": "0.5"}).max_streams,
+            load({"ZAMETANO_STREAM_HEARTBEAT": "0.5"}).stream_heartbeat) == (0, 0.5)
+
+
 @pytest.mark.parametrize("value", ["0", "-2", "four", "2.5"])
 def test_web_threads_that_are_not_a_positive_whole_number_are_refused_with_what_is_allowed(value):
     from api.server import web_threads

@@ -1,0 +1,329 @@
+"""Live streams in the service (service/streams.py): a table's events after a version, then each new one as
+it is recorded, each once and in order, whoever records it and however many write at once; every table's head
+as it changes, from now or resumed from a position; at most ZAMETANO_MAX_STREAMS at once in a process; and a
+process learns of new events once for all its streams."""
+
+from __future__ import annotations
+
+import random
+import threading
+import time
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+from prometheus_client import REGISTRY
+
+from domain.errors import DomainError
+from service import streams
+from service.application import TablesService
+from service.errors import ServiceError, StreamRefused, TableNotFound
+from tests.helpers import pick
+
+PLAYERS = ["anna", "boris", "vera"]
+QUIET = 0.05  # seconds of silence before a feed gives a heartbeat: short, so that a reader notices its stop
+
+
+def eventually(condition: Callable[[], bool], what: str, limit: float = 60.0) -> None:
+    """Waits for what another thread does; the limit only keeps a broken stream from hanging the suite."""
+    deadline = time.monotonic() + limit
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"never happened: {what}")
+        time.sleep(0.01)
+
+
+class Reading:
+    """A feed read in a thread of its own, as a server's thread reads it, until stopped."""
+
+    def __init__(self, feed: Any) -> None:
+        self.feed = feed
+        self.items: list[Any] = []
+        self.heartbeats = 0
+        self._stop = threading.Event()
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
+
+    def _run(self) -> None:
+        try:
+            for item in self.feed:
+                if item is None:
+                    self.heartbeats += 1
+                else:
+                    self.items.append(item)
+                if self._stop.is_set():
+                    return
+        finally:
+            self.feed.close()
+
+    def versions(self) -> list[int]:
+        return [e["version"] for e in self.items]
+
+    def stop(self) -> None:
+        self._stop.set()
+        self.thread.join(30)
+        assert not self.thread.is_alive()
+
+
+@pytest.fixture
+def reading() -> Iterator[Callable[[Any], Reading]]:
+    """Starts readers; every one is stopped after the test, whatever happened."""
+    started: list[Reading] = []
+
+    def start(feed: Any) -> Reading:
+        started.append(Reading(feed))
+        return started[-1]
+
+    yield start
+    for each in started:
+        each.stop()
+
+
+def play(service: TablesService, table_id: str, commands: int, rng: random.Random) -> None:
+    for _ in range(commands):
+        service.execute(table_id, *pick(service.current_state(table_id), rng))
+
+
+def the_log(service: TablesService, table_id: str) -> list[dict[str, Any]]:
+    return list(service.iter_events(table_id))
+
+
+def head_of(service: TablesService, table_id: str) -> int:
+    return service.head(table_id)["version"]
+
+
+def open_table(service: TablesService) -> str:
+    return service.open_table("chemin-de-fer", PLAYERS, {})["table_id"]
+
+
+def open_streams(kind: str) -> float:
+    return REGISTRY.get_sample_value("zametano_streams_open", {"kind": kind}) or 0.0
+
+
+# --- one table's events ------------------------------------------------------------------------------------
+
+
+def test_a_table_feed_sends_the_log_after_a_version_then_each_new_event_once_in_order(make_service, reading):
+    service = make_service(follow=True)
+    table_id = open_table(service)
+    rng = random.Random(1)
+    play(service, table_id, 6, rng)
+    after = head_of(service, table_id) - 3
+    reader = reading(service.table_feed(table_id, after, QUIET))
+    play(service, table_id, 8, rng)
+
+    head = head_of(service, table_id)
+    eventually(lambda: reader.versions()[-1:] == [head], "the stream reached the head")
+    assert reader.versions() == list(range(after + 1, head + 1))
+    # exactly the items of the JSON page: no seed before its reveal, nothing the page does not show
+    assert reader.items == service.events_page(table_id, after=after, limit=1000)["events"]
+    assert all("seed" not in e["data"] for e in reader.items if e["type"] == "ShoeShuffled")
+
+
+def test_writers_in_two_processes_at_once_reach_every_stream_of_both_exactly(make_service, shared_store, reading):
+    processes = [make_service(follow=True), make_service(follow=True)]
+    tables = [open_table(processes[0]) for _ in range(4)]
+    readers = [reading(p.table_feed(t, 0, QUIET)) for p in processes for t in tables for _ in range(2)]
+
+    def write(service: TablesService, seed: int) -> None:
+        rng = random.Random(seed)
+        for _ in range(12):
+            table_id = rng.choice(tables)
+            try:
+                service.execute(table_id, *pick(service.current_state(table_id), rng))
+            except (DomainError, ServiceError):
+                pass  # another writer moved the table between the read and the command
+
+    writers = [threading.Thread(target=write, args=(processes[n % 2], n)) for n in range(8)]
+    for writer in writers:
+        writer.start()
+    for writer in writers:
+        writer.join()
+
+    logs = {t: the_log(processes[0], t) for t in tables}
+    assert sum(len(log) for log in logs.values()) > 4 * 10  # the writers did write
+    for reader in readers:
+        log = logs[reader.feed.table_id]
+        eventually(lambda: len(reader.items) >= len(log), "the stream has every event")
+        assert reader.items == log
+
+
+def test_an_event_recorded_right_after_the_backlog_was_read_is_not_missed(make_service, reading, monkeypatch):
+    service = make_service()  # no follower: only the hub's own subscription can wake the stream
+    table_id = open_table(service)
+    backlog = service.iter_events
+
+    def read_then_record(table_id: str, after: int = 0, batch: int = 500) -> Iterator[dict[str, Any]]:
+        yield from backlog(table_id, after, batch)
+        service.execute(table_id, "draw_seats", "anna", {})  # after the read, before the stream waits
+
+    monkeypatch.setattr(service, "iter_events", read_then_record)
+    reader = reading(service.table_feed(table_id, 0, 60.0))  # no heartbeat comes to wake it
+
+    try:
+        eventually(lambda: reader.versions()[-1:] == [head_of(service, table_id)], "the stream has the new events",
+                   limit=10)
+        assert reader.versions() == list(range(1, head_of(service, table_id) + 1))
+    finally:
+        service.hub.close()  # the reader waits for no heartbeat
+
+
+def test_a_quiet_feed_gives_a_heartbeat_after_its_silence(service):
+    table_id = open_table(service)
+    feed = service.table_feed(table_id, 0, QUIET)
+    try:
+        items = iter(feed)
+        assert next(items)["version"] == 1
+        started = time.monotonic()
+        assert next(items) is None
+        assert time.monotonic() - started >= QUIET * 0.9
+    finally:
+        feed.close()
+
+
+def test_the_streams_of_one_table_woken_by_one_change_read_it_once(service, reading, monkeypatch):
+    table_id = open_table(service)
+    readers = [reading(service.table_feed(table_id, 0, QUIET)) for _ in range(25)]
+    eventually(lambda: all(r.versions() == [1] for r in readers), "every stream sent the opening")
+    reads: list[tuple[int, Any]] = []
+    read_events = service.read_events
+
+    def counted(table_id: str, **kwargs: Any) -> Any:
+        reads.append((kwargs.get("after", 0), kwargs.get("upto")))
+        return read_events(table_id, **kwargs)
+
+    monkeypatch.setattr(service, "read_events", counted)
+    service.execute(table_id, "draw_seats", "anna", {})
+
+    head = head_of(service, table_id)
+    eventually(lambda: all(r.versions()[-1] == head for r in readers), "every stream has the command's events")
+    assert reads == [(1, head)]
+
+
+def test_an_unknown_table_is_refused_before_any_stream_opens(service):
+    with pytest.raises(TableNotFound):
+        service.table_feed("00000000-0000-4000-8000-000000000000", 0, QUIET)
+    assert service.hub.open_streams == 0
+
+
+def test_a_follower_that_subscribes_again_past_what_the_hub_heard_makes_every_stream_read_again(
+        make_service, shared_store, reading):
+    reader_process, writer = make_service(), make_service()  # no follower: nothing tells the reader's hub
+    table_id = open_table(writer)
+    reader = reading(reader_process.table_feed(table_id, 0, QUIET))
+    play(writer, table_id, 3, random.Random(2))
+    time.sleep(0.2)
+    assert reader.versions() == [1]  # nothing heard of the writer's events
+
+    reader_process.hub.subscribed(reader_process.log_position())  # as a follower starting after them does
+
+    eventually(lambda: reader.versions()[-1:] == [head_of(writer, table_id)], "the stream read again")
+    assert reader.items == the_log(writer, table_id)
+
+
+# --- limits and stopping -----------------------------------------------------------------------------------
+
+
+def test_a_process_holds_at_most_max_streams_and_a_closed_feed_frees_its_place(make_service, persistence_env):
+    persistence_env["ZAMETANO_MAX_STREAMS"] = "2"
+    service = make_service()
+    table_id = open_table(service)
+    before = open_streams("table")
+    first, second = service.table_feed(table_id, 0, QUIET), service.table_feed(table_id, 0, QUIET)
+    assert open_streams("table") == before + 2
+    try:
+        with pytest.raises(StreamRefused) as refused:
+            service.heads_feed(None, QUIET)
+        assert refused.value.retry_after == streams.RETRY_FULL and "(2, ZAMETANO_MAX_STREAMS)" in refused.value.message
+        first.close()
+        first.close()  # twice frees it once
+        third = service.heads_feed(None, QUIET)
+        assert service.hub.open_streams == 2
+        third.close()
+    finally:
+        first.close()
+        second.close()
+    assert service.hub.open_streams == 0 and open_streams("table") == before
+
+
+def test_stopping_ends_every_stream_at_once_and_refuses_new_ones(service, reading):
+    table_id = open_table(service)
+    table_reader = reading(service.table_feed(table_id, 0, 3600.0))
+    heads_reader = reading(service.heads_feed(None, 3600.0))
+    eventually(lambda: table_reader.versions() == [1], "the stream sent the opening")
+
+    streams.stop_all()  # what a worker does when gunicorn tells it to stop
+
+    table_reader.thread.join(5)
+    heads_reader.thread.join(5)
+    assert not table_reader.thread.is_alive() and not heads_reader.thread.is_alive()
+    assert service.hub.open_streams == 0
+    with pytest.raises(StreamRefused) as refused:
+        service.table_feed(table_id, 0, QUIET)
+    assert refused.value.retry_after == streams.RETRY_STOPPING and "stopping" in refused.value.message
+
+
+# --- every table's head ------------------------------------------------------------------------------------
+
+
+def shown_head(service: TablesService, table_id: str) -> dict[str, Any]:
+    head, state = service.head(table_id), service.current_state(table_id)
+    opening = service.events_page(table_id, limit=1)["events"][0]
+    return {"table_id": table_id, "game": state["game"], "version": head["version"], "digest": head["digest"],
+            "timestamp": head["timestamp"], "opened_at": opening["timestamp"], "players": PLAYERS}
+
+
+def latest(reader: Reading) -> dict[str, dict[str, Any]]:
+    return {head["table_id"]: head for _, head in reader.items}
+
+
+def test_the_heads_feed_from_now_sends_each_tables_new_heads_with_rising_positions(make_service, reading):
+    service = make_service(follow=True)
+    quiet, moving = open_table(service), open_table(service)
+    eventually(lambda: service.hub.heads_after(service.log_position()) is not None, "the hub heard the log")
+    reader = reading(service.heads_feed(None, QUIET))
+    rng = random.Random(3)
+    play(service, moving, 5, rng)
+    fresh = open_table(service)
+
+    eventually(lambda: latest(reader).get(fresh) == shown_head(service, fresh)
+               and latest(reader).get(moving) == shown_head(service, moving), "the stream sent the heads")
+    positions = [position for position, _ in reader.items]
+    assert positions == sorted(set(positions))
+    assert quiet not in latest(reader)  # nothing before the stream opened
+
+
+@pytest.mark.parametrize("history", [streams.HISTORY, 2], ids=["kept by the hub", "read from the log"])
+def test_resuming_heads_sends_the_latest_head_of_every_table_changed_since_the_position(
+        make_service, reading, monkeypatch, history):
+    monkeypatch.setattr(streams, "HISTORY", history)
+    service = make_service(follow=True)
+    moved, still = open_table(service), open_table(service)
+    rng = random.Random(4)
+    play(service, moved, 2, rng)
+    position = service.log_position()
+    opened = open_table(service)
+    play(service, moved, 3, rng)
+    opened_late = open_table(service)
+    play(service, opened, 2, rng)
+    eventually(lambda: (service.hub.heads_after(service.log_position()) or ([], 0))[1] >= service.log_position(),
+               "the hub heard the log")
+    from_the_log = []
+    head_changes = service.head_changes
+    monkeypatch.setattr(service, "head_changes", lambda *a: from_the_log.append(a) or head_changes(*a))
+
+    reader = reading(service.heads_feed(position, QUIET))
+
+    wanted = {t: shown_head(service, t) for t in (moved, opened, opened_late)}
+    eventually(lambda: latest(reader) == wanted, "every table changed since the position, at its head")
+    assert all(p > position for p, _ in reader.items)
+    assert still not in latest(reader)
+    assert bool(from_the_log) == (history == 2)
+
+
+def test_a_position_past_the_end_of_the_log_resumes_from_the_end(make_service, reading):
+    service = make_service(follow=True)
+    table_id = open_table(service)
+    reader = reading(service.heads_feed(10**12, QUIET))
+    play(service, table_id, 1, random.Random(5))
+    eventually(lambda: latest(reader).get(table_id) == shown_head(service, table_id), "the change was sent")
