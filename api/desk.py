@@ -25,7 +25,9 @@ TYPES = {".js": "text/javascript", ".css": "text/css", ".svg": "image/svg+xml"}
 # sent anywhere (the page's forms are read by its scripts).
 POLICY = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; "
           "base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
-HEADERS = {"Content-Security-Policy": POLICY, "X-Content-Type-Options": "nosniff", "Referrer-Policy": "no-referrer"}
+# Revalidated (ETag) at each load: a new version of the desk is seen at once.
+HEADERS = {"Content-Security-Policy": POLICY, "X-Content-Type-Options": "nosniff", "Referrer-Policy": "no-referrer",
+           "Cache-Control": "no-cache"}
 # Each view of the desk has its own link; the page's router (static/desk/app.js) reads the same paths.
 VIEWS = ("/desk", "/desk/", "/desk/tables/<table_id>", "/desk/tables/<table_id>/rounds",
          "/desk/tables/<table_id>/rounds/<int:number>", "/desk/tables/<table_id>/verify")
@@ -44,12 +46,11 @@ def shell(**_view: Any) -> Response:
     html = _shell().substitute(root=escape(request.script_root))
     response = Response(html, mimetype="text/html")
     response.headers.update(HEADERS)
-    response.cache_control.no_cache = True
     return response
 
 
 for _rule in VIEWS:
-    blp.add_url_rule(_rule, view_func=shell, endpoint="view", strict_slashes=True)
+    blp.add_url_rule(_rule, view_func=shell, endpoint="view")
 
 
 @blp.route("/desk/static/<path:name>")
@@ -60,5 +61,4 @@ def asset(name: str) -> Response:
         abort(404)
     response = send_from_directory(ASSETS, name, mimetype=mimetype)
     response.headers.update(HEADERS)
-    response.cache_control.no_cache = True  # revalidated (ETag) each time: a new version is seen at once
     return response

@@ -43,7 +43,6 @@ export class ApiError extends Error {
 }
 
 function fallbackWords(response) {
-  if (response.status === 401) return "This page needs a token: enter one above.";
   return `The service answered HTTP ${response.status} ${response.statusText}.`.replace(" .", ".");
 }
 
@@ -67,7 +66,9 @@ export async function raw(path, { method = "GET", body, headers = {}, accept = "
     } catch {
       parsed = null;
     }
-    throw new ApiError(response.status, parsed, fallbackWords(response));
+    const error = new ApiError(response.status, parsed, fallbackWords(response));
+    if (response.status === 401) error.message = `This page needs a token the service knows: enter one above. ${error.message}`;
+    throw error;
   }
   return response;
 }
