@@ -155,6 +155,20 @@ def test_a_version_the_table_does_not_have_is_said_in_the_services_words(browser
     expect(state_view(page)).to_have_attribute("data-version", str(head))
 
 
+@pytest.mark.parametrize("view, api", [
+    ("/desk/tables/{t}/rounds/999", "/tables/{t}/rounds/999"),
+    ("/desk/tables/00000000-0000-4000-8000-000000000000", "/tables/00000000-0000-4000-8000-000000000000"),
+])
+def test_a_view_of_what_is_not_there_says_so_in_the_services_words(browser_page, desk, view, api):
+    table_id = desk.tables["chemin-de-fer"]
+    answer = desk.client.session.get(desk.base + api.format(t=table_id), timeout=30)
+    assert answer.status_code == 404
+
+    page = open_desk(browser_page, desk, view.format(t=table_id))
+
+    expect(page.locator(".notice.error")).to_have_text(answer.json()["message"])
+
+
 # --- rounds and verification -----------------------------------------------------------------------------
 
 
@@ -247,17 +261,25 @@ def test_the_log_and_the_signed_head_download_for_an_auditor_to_keep(browser_pag
 # --- the croupier's panel and the table live ---------------------------------------------------------
 
 
-def test_the_operator_plays_a_coup_from_the_croupiers_panel_with_if_match_and_idempotency_keys(browser_page, desk):
-    table_id = fresh_table(desk)["table_id"]
+# Which of the panel's buttons to press, so that a round ends: Chemin de fer's first entry stakes (its last
+# passes, and a coup where all pass goes on), punto banco's last closes the stakes and deals.
+PRESS = {"chemin-de-fer": "first", "card-lottery": "last", "punto-banco": "last"}
+
+
+@pytest.mark.parametrize("game", GAMES)
+def test_the_operator_plays_a_round_from_the_croupiers_panel_with_if_match_and_idempotency_keys(
+        browser_page, desk, game):
+    table_id = fresh_table(desk, game)["table_id"]
     posted: list[dict[str, str]] = []
     browser_page.on("request", lambda r: posted.append(r.headers) if r.method == "POST" else None)
     page = open_desk(browser_page, desk, f"/desk/tables/{table_id}")
-    version = 1
-    expect(state_view(page)).to_have_attribute("data-version", "1")
+    version = desk.client.get(f"/tables/{table_id}")["version"]
+    expect(state_view(page)).to_have_attribute("data-version", str(version))
 
     while not desk.client.get(f"/tables/{table_id}/rounds")["rounds"]:
-        assert version < 60, "no coup was finished from the panel"
-        page.locator(f'[data-testid="croupier"] form[data-version="{version}"] button[data-command]').first.click()
+        assert len(posted) < 40, "no round was finished from the panel"
+        buttons = page.locator(f'[data-testid="croupier"] form[data-version="{version}"] button[data-command]')
+        getattr(buttons, PRESS[game]).click()
         expect(state_view(page)).not_to_have_attribute("data-version", str(version))  # the page follows its command
         version = int(state_view(page).get_attribute("data-version"))
         assert version == desk.client.get(f"/tables/{table_id}")["version"]

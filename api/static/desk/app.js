@@ -30,7 +30,7 @@ const ROLE_WORDS = {
 let games = null;
 let current = null;
 
-// What every view may use: the caller's role, the games (x-games of /openapi.json), navigation.
+// What every view may use: the caller's role and the games (x-games of /openapi.json).
 const desk = {
   role: null,
   games() {
@@ -39,10 +39,6 @@ const desk = {
   },
   mayCommand() {
     return desk.role === "operator" || desk.role === "open";
-  },
-  navigate(target) {
-    history.pushState(null, "", target.startsWith(root()) ? target : `${root()}${target}`);
-    route();
   },
 };
 

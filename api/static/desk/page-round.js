@@ -39,7 +39,8 @@ function balances(audit) {
 
 export function mount(view, { params: [tableId, number] }) {
   let gone = false;
-  clear(view, tableFrame(tableId, "/rounds", `Round ${number}`), h("p", { class: "loading" }, "Loading the audit…"));
+  const loading = h("p", { class: "loading" }, "Loading the audit…");
+  clear(view, tableFrame(tableId, "/rounds", `Round ${number}`), loading);
   const at = (version) => link(`${tablePath(tableId)}?version=${version}`, String(version));
   api(tablePath(tableId, `/rounds/${number}`)).then((audit) => {
     if (gone) return;
@@ -65,7 +66,7 @@ export function mount(view, { params: [tableId, number] }) {
         n > 1 ? link(tablePath(tableId, `/rounds/${n - 1}`), `← Round ${n - 1}`) : null, " ",
         link(tablePath(tableId, `/rounds/${n + 1}`), `Round ${n + 1} →`)));
   }).catch((error) => {
-    if (!gone) view.append(notice(error.message, "error"));
+    if (!gone) loading.replaceWith(notice(error.message, "error"));
   });
   return { unmount() { gone = true; } };
 }

@@ -100,7 +100,7 @@ async function start(view, tableId, query, desk, stops, gone) {
   if (gone()) return;
   const game = games[latest.game] || {};
   const c = timelineControls();
-  const stateView = h("section", { class: "state", "data-testid": "state", "aria-live": "polite" });
+  const stateView = h("section", { class: "state", "data-testid": "state" });
   const logBody = h("tbody");
   const log = new EventLog(tableId);
   const panel = desk.mayCommand() ? croupierPanel(tableId, { games: game, onDone: commanded }) : null;

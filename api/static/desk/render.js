@@ -53,7 +53,7 @@ const CARD = /^([2-9TJQKA])([shdc])$/;
 const SUITS = { s: ["♠", "spades"], h: ["♥", "hearts"], d: ["♦", "diamonds"], c: ["♣", "clubs"] };
 const RANKS = { T: "10", J: "jack", Q: "queen", K: "king", A: "ace" };
 
-export function isCard(value) {
+function isCard(value) {
   return typeof value === "string" && (value === "??" || CARD.test(value));
 }
 
@@ -101,10 +101,6 @@ export function clock(text) {
 export function words(key) {
   const text = String(key).replace(/_/g, " ");
   return text.charAt(0).toUpperCase() + text.slice(1);
-}
-
-export function shortId(tableId) {
-  return String(tableId).slice(0, 8);
 }
 
 // --- any value -------------------------------------------------------------------------------------------

@@ -16,7 +16,7 @@ const LAYOUT = {
 // Roles a state names, shown beside the players' names.
 const ROLES = ["banker", "dealer", "croupier", "punter", "leader", "turn"];
 
-export function waitsFor(state) {
+function waitsFor(state) {
   const expects = state.expects || [];
   if (!expects.length) return "no command at this version";
   const byCommand = new Map();
