@@ -6,7 +6,7 @@ from typing import Any
 
 from flask import Flask
 
-from api import audit, auth, errors, keys, logs, openapi, ops, policy, ratelimit, streams, tables
+from api import audit, auth, desk, errors, identity, keys, logs, openapi, ops, policy, ratelimit, streams, tables
 from api.schemas import games_document
 from service.application import TablesService
 from service.config import Settings, load
@@ -42,7 +42,9 @@ def create_app(settings: Settings | None = None, service: Any = None) -> Flask:
     api.register_blueprint(audit.blp)
     api.register_blueprint(ops.blp)
     api.register_blueprint(keys.blp)
+    api.register_blueprint(identity.blp)
     app.register_blueprint(openapi.assets)
+    app.register_blueprint(desk.blp)  # pages, not API operations: outside the OpenAPI document
     logs.register(app)  # first: every answer, even one a later hook gives early, has its request id
     errors.register(app)
     ratelimit.register(app, settings.rate_limit)  # before auth: floods without a valid token count too

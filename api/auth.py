@@ -4,14 +4,18 @@ from __future__ import annotations
 
 import hmac
 
-from flask import Flask, current_app, request
+from flask import Flask, current_app, g, request
 
 from api.errors import error_body
 
 # /keys is public on purpose: anyone holding a receipt must be able to fetch the key to check it. /docs (and
-# the files its page loads) shows only what /openapi.json does.
-OPEN_PATHS = ("/healthz", "/readyz", "/metrics", "/openapi.json", "/keys", "/docs")
-OPEN_PREFIXES = ("/docs/assets/",)
+# the files its page loads) shows only what /openapi.json does. The desk's pages and files (api/desk.py) hold
+# no table data: a browser cannot send a token with a page it navigates to, so the page asks for one and
+# sends it with every API call it makes.
+OPEN_PATHS = ("/healthz", "/readyz", "/metrics", "/openapi.json", "/keys", "/docs", "/desk")
+OPEN_PREFIXES = ("/docs/assets/", "/desk/")
+# The role of every request when the service has no tokens: anyone (on loopback) may do everything.
+OPEN_ROLE = "open"
 # RFC 9110 11.6.1 and RFC 6750 3: a 401 names the scheme that would be accepted.
 CHALLENGE = 'Bearer realm="zametano"'
 
@@ -20,8 +24,11 @@ def register(app: Flask) -> None:
     @app.before_request
     def check_token():  # type: ignore[no-untyped-def]
         tokens: dict[str, str] = current_app.config["ZAMETANO_TOKENS"]
-        if not tokens or request.path in OPEN_PATHS or request.path.startswith(OPEN_PREFIXES):
-            return None  # no tokens configured: open, and the server only listens on loopback
+        if not tokens:
+            g.role = OPEN_ROLE  # no tokens configured: open, and the server only listens on loopback
+            return None
+        if request.path in OPEN_PATHS or request.path.startswith(OPEN_PREFIXES):
+            return None
         header = request.headers.get("Authorization", "")
         scheme, _, token = header.partition(" ")
         role = None
@@ -35,4 +42,10 @@ def register(app: Flask) -> None:
             return response
         if request.method not in ("GET", "HEAD", "OPTIONS") and role != "operator":
             return error_body(403, f"The role '{role}' may only read; commands need an operator token.")
+        g.role = role
         return None
+
+
+def current_role() -> str | None:
+    """The role of this request's token (``open`` when the service has none); None on an open path."""
+    return g.get("role")

@@ -338,6 +338,7 @@ PLAIN: dict[tuple[str, str], Callable[[Worlds], tuple[str, dict[str, Any]]]] = {
     ("GET", "/readyz"): lambda w: ("/readyz", {}),
     ("GET", "/metrics"): lambda w: ("/metrics", {}),
     ("GET", "/keys"): lambda w: ("/keys", {}),
+    ("GET", "/me"): lambda w: ("/me", {}),
 }
 
 
@@ -456,10 +457,11 @@ CASES = [
     Case("GET", ROUND, 404, "no such round", main("GET", lambda w: f"/tables/{t(w)}/rounds/99999")),
     Case("GET", ROUND, 409, "its read model row unreadable", damaged("GET", lambda w: "/tables/{d}/rounds/1")),
     Case("GET", "/tables/{table_id}/verify", 404, "no such table", main("GET", lambda w: f"/tables/{UNKNOWN}/verify")),
+    Case("GET", "/me", 200, "an auditor", main("GET", lambda w: "/me", token=AUDITOR)),
 ]
 
 # The paths whose answers never touch the event store.
-NO_STORE = ("/healthz", "/metrics", "/openapi.json", "/docs")
+NO_STORE = ("/healthz", "/metrics", "/openapi.json", "/docs", "/me")
 OPEN = ("/healthz", "/readyz", "/metrics", "/openapi.json", "/keys", "/docs")
 NEVER_LIMITED = ("/healthz", "/readyz", "/metrics")
 

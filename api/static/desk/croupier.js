@@ -1,0 +1,150 @@
+// The croupier's panel (operator only): one form per command the table expects now, its inputs made from the
+// bounds of `expects` alone (docs/api.md "The state"), so the panel knows no game's rules. Each command is
+// posted with If-Match (the version the panel shows) and an Idempotency-Key; the service's refusal is shown
+// in its own words. The browser does not check the bounds itself (the forms do not validate): the service is
+// the one that decides, and says why.
+
+import { ApiError, api, newKey } from "./http.js";
+import { card, clear, h, tablePath } from "./render.js";
+
+function bounds(spec) {
+  const parts = [];
+  if (spec.min !== undefined && spec.max !== undefined) parts.push(`${spec.min} to ${spec.max}`);
+  else if (spec.min !== undefined) parts.push(`at least ${spec.min}`);
+  else if (spec.max !== undefined) parts.push(`at most ${spec.max}`);
+  if (spec.multiple_of) parts.push(`a multiple of ${spec.multiple_of}`);
+  if (spec.count !== undefined) parts.push(`${spec.count} of them`);
+  if (spec.min_count !== undefined || spec.max_count !== undefined) {
+    parts.push(`${spec.min_count ?? 1} to ${spec.max_count ?? "any number"} of them`);
+  }
+  if (spec.sum !== undefined) parts.push(`adding up to ${spec.sum}`);
+  if (spec.optional) parts.push("optional");
+  return parts.join(", ");
+}
+
+function firstNumber(spec) {
+  const step = spec.multiple_of || 1;
+  const low = spec.min ?? (spec.kind === "amount" ? 1 : 0);
+  return Math.ceil(low / step) * step;
+}
+
+// An even share of `sum` over `count` amounts, each at least `min`.
+function shares(spec) {
+  const count = spec.count ?? 1;
+  const low = spec.min ?? 0;
+  if (spec.sum === undefined) return Array(count).fill(low);
+  const spare = Math.max(spec.sum - count * low, 0);
+  return Array.from({ length: count }, (_, i) => low + Math.floor(spare / count) + (i < spare % count ? 1 : 0));
+}
+
+let fieldIds = 0;
+
+// One field's input(s), and read(): its value as the command takes it (undefined: left out).
+function fieldInput(name, spec) {
+  const id = `f${++fieldIds}`;
+  const label = h("label", { for: id }, name, h("span", { class: "bounds" }, bounds(spec)));
+  let control;
+  let read;
+  if (spec.kind === "int" || spec.kind === "amount") {
+    control = h("input", { id, name, type: "number", inputmode: "numeric", min: spec.min, max: spec.max,
+      step: spec.multiple_of || 1, value: spec.optional ? "" : String(firstNumber(spec)) });
+    read = () => (control.value.trim() === "" ? undefined : Number(control.value));
+  } else if (spec.kind === "choice" || spec.kind === "card") {
+    const options = spec.kind === "choice" ? spec.choices || [] : spec.cards || [];
+    control = h("select", { id, name }, spec.optional ? h("option", { value: "" }, "—") : null,
+      options.map((o) => h("option", { value: o }, o)));
+    read = () => (control.value === "" ? undefined : control.value);
+  } else if (spec.kind === "cards" && spec.sets) {
+    control = h("select", { id, name }, spec.sets.map((set, i) => h("option", { value: String(i) }, set.join(" "))));
+    read = () => spec.sets[Number(control.value)];
+  } else if (spec.kind === "cards") {
+    const wanted = spec.count ?? spec.min_count ?? 1;
+    const boxes = (spec.cards || []).map((c, i) => h("label", { class: "pick" },
+      h("input", { type: "checkbox", value: c, checked: i < wanted }), card(c)));
+    control = h("fieldset", { id, class: "picks" }, h("legend", { class: "sr" }, name), boxes);
+    read = () => [...control.querySelectorAll("input:checked")].map((box) => box.value);
+  } else if (spec.kind === "amounts") {
+    const inputs = shares(spec).map((v, i) => h("input", { type: "number", inputmode: "numeric", min: spec.min,
+      value: String(v), "aria-label": `${name} ${i + 1}` }));
+    control = h("span", { id, class: "amounts" }, inputs);
+    read = () => inputs.map((input) => Number(input.value));
+  } else {
+    control = h("input", { id, name, type: "text", placeholder: "JSON" }); // a kind this page does not know yet
+    read = () => (control.value.trim() === "" ? undefined : JSON.parse(control.value));
+  }
+  return { element: h("div", { class: "field" }, label, control), read };
+}
+
+// The panel for `state` (the table's latest): onDone(result) after each command recorded.
+export function croupierPanel(tableId, { onDone, games = {} }) {
+  const element = h("section", { class: "croupier", "data-testid": "croupier", "aria-labelledby": "croupier-title" });
+  const said = h("div", { class: "said", "data-testid": "refusal", role: "alert" });
+  let pending = null; // the command last sent without a definitive answer, and its key
+  let busy = false;
+
+  async function send(expect, readers, form) {
+    if (busy) return;
+    const body = { command: expect.command, player: expect.player };
+    try {
+      for (const [name, read] of readers) {
+        const v = read();
+        if (v !== undefined) body[name] = v;
+      }
+    } catch {
+      clear(said, `The field of ${expect.command} is not JSON.`);
+      return;
+    }
+    const text = JSON.stringify(body);
+    // A resend of the very same command after no definitive answer (a 503, the network) reuses its key, so that
+    // the service records it once whatever happened to the first attempt.
+    const key = pending && pending.text === text && pending.version === form.dataset.version ? pending.key : newKey();
+    pending = { text, key, version: form.dataset.version };
+    busy = true;
+    element.setAttribute("aria-busy", "true");
+    clear(said);
+    try {
+      const result = await api(tablePath(tableId, "/commands"), { method: "POST", body,
+        headers: { "If-Match": `"${form.dataset.version}"`, "Idempotency-Key": key } });
+      pending = null;
+      onDone(result);
+    } catch (error) {
+      if (!(error instanceof ApiError)) throw error;
+      if (error.status !== 0 && error.status !== 503) pending = null;
+      clear(said, h("strong", {}, `${expect.command} by ${expect.player}: `), error.message,
+        error.details().map((d) => h("span", { class: "detail" }, ` ${d}`)));
+    } finally {
+      busy = false;
+      element.removeAttribute("aria-busy");
+    }
+  }
+
+  function form(expect, version, index) {
+    const specs = Object.entries(expect.fields || {});
+    const inputs = specs.map(([name, spec]) => [name, fieldInput(name, spec)]);
+    const described = games.commands?.[expect.command]?.description;
+    const titleId = `cmd-${index}`;
+    const element = h("form", { class: "command", novalidate: true, "aria-labelledby": titleId,
+      dataset: { command: expect.command, player: expect.player, version: String(version) } },
+    h("h3", { id: titleId }, h("span", { class: "name" }, expect.command), " by ", expect.player),
+    described ? h("p", { class: "about" }, described) : null,
+    inputs.map(([, field]) => field.element),
+    h("button", { type: "submit", dataset: { command: expect.command, player: expect.player } }, expect.command));
+    element.addEventListener("submit", (event) => {
+      event.preventDefault();
+      send(expect, inputs.map(([name, field]) => [name, field.read]), element);
+    });
+    return element;
+  }
+
+  function show(state) {
+    const expects = state.expects || [];
+    clear(element,
+      h("h2", { id: "croupier-title" }, "Croupier"),
+      h("p", { class: "hint" }, `Commands act on the latest version, ${state.version}.`),
+      said,
+      expects.length ? expects.map((e, i) => form(e, state.version, i))
+        : h("p", { class: "none" }, "The table expects no command now."));
+  }
+
+  return { element, show };
+}

@@ -1,0 +1,74 @@
+"""The desk's screenshots (see scripts/desk-screenshots): the tables, a table at a version in the middle of a
+coup, a round's audit, the verification, and the croupier's panel at a table taking stakes."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from tests.browser.conftest import find_chromium  # noqa: E402
+from tests.browser.desk_world import OPERATOR, Client, desk_server, played_tables  # noqa: E402
+
+TOKEN_KEY = "zametano.desk.token"
+VIEWPORT = {"width": 1400, "height": 900}
+
+
+def shoot(page: Any, base: str, path: str, ready: str, out: Path, full: bool = False) -> None:
+    page.goto(base + path)
+    page.wait_for_selector(ready)
+    page.wait_for_timeout(300)  # the last fonts and layout
+    page.screenshot(path=str(out), full_page=full)
+    print(f"{out.relative_to(ROOT) if out.is_relative_to(ROOT) else out}: {path}", file=sys.stderr)
+
+
+def first_version_of(client: Client, table_id: str, event_type: str) -> int:
+    events = client.get(f"/tables/{table_id}/events?limit=1000")["events"]
+    return next(e["version"] for e in events if e["type"] == event_type)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--out", type=Path, default=ROOT / "docs" / "desk", help="folder of the PNG files")
+    args = parser.parse_args(argv)
+    chromium = find_chromium()
+    if chromium is None:
+        print("desk-screenshots: no Chromium found (apt-get install chromium, or set ZAMETANO_CHROMIUM)", file=sys.stderr)
+        return 2
+    from playwright.sync_api import sync_playwright
+
+    args.out.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory() as folder, desk_server(Path(folder)) as base, sync_playwright() as playwright:
+        client = Client(base)
+        tables = played_tables(client)
+        staking = client.open("chemin-de-fer")
+        client.play(staking["table_id"], staking, lambda s: s["phase"] == "stakes" and s["round"] >= 1, seed=5)
+        coup = tables["chemin-de-fer"]
+        shown = first_version_of(client, coup, "HandsShown")
+        lottery = tables["card-lottery"]
+        browser = playwright.chromium.launch(executable_path=chromium, headless=True, args=["--no-sandbox"])
+        try:
+            page = browser.new_context(viewport=VIEWPORT).new_page()
+            page.add_init_script(f"sessionStorage.setItem({json.dumps(TOKEN_KEY)}, {json.dumps(OPERATOR)})")
+            shoot(page, base, "/desk", "[data-table-id]", args.out / "tables.png")
+            shoot(page, base, f"/desk/tables/{coup}?version={shown}", f'[data-testid="state"][data-version="{shown}"]',
+                  args.out / "table.png")
+            shoot(page, base, f"/desk/tables/{lottery}/rounds/1", "[data-check]", args.out / "round.png")
+            shoot(page, base, f"/desk/tables/{lottery}/verify", '[data-testid="verdict"][data-verdict]',
+                  args.out / "verify.png")
+            shoot(page, base, f"/desk/tables/{staking['table_id']}", '[data-testid="croupier"] form', args.out / "croupier.png",
+                  full=True)
+        finally:
+            browser.close()
+            client.close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
