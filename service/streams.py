@@ -424,9 +424,17 @@ class TableFeed:
             raise
 
     def __iter__(self) -> Iterator[dict[str, Any] | None]:
+        for batch in self.batches():
+            if batch is None:
+                yield None
+            else:
+                yield from batch
+
+    def batches(self) -> Iterator[list[dict[str, Any]] | None]:
+        """As iterating, but what one read brings comes as one list (never empty), so that a command's
+        events go to the client in one write rather than one write each."""
         if self._first is not None:
-            yield from self._sent([self._first])
-            yield from self._sent(self._backlog)
+            yield from self._pages(_chain_first(self._first, self._backlog))
         self._first = None
         waited = self.last
         while True:
@@ -439,20 +447,31 @@ class TableFeed:
             heard, resyncs = woke
             if resyncs != self._resyncs:
                 self._resyncs = resyncs
-                yield from self._sent(self.reader.iter_events(self.table_id, after=self.last))
+                yield from self._pages(self.reader.iter_events(self.table_id, after=self.last))
             else:
                 yield from self._new(heard)
             waited = heard
 
-    def _new(self, heard: int) -> Iterator[dict[str, Any]]:
+    def _pages(self, events: Iterator[dict[str, Any]]) -> Iterator[list[dict[str, Any]]]:
+        page: list[dict[str, Any]] = []
+        for event in self._sent(events):
+            page.append(event)
+            if len(page) == PAGE:
+                yield page
+                page = []
+        if page:
+            yield page
+
+    def _new(self, heard: int) -> Iterator[list[dict[str, Any]]]:
         """The events after the last one sent up to version ``heard``, read once for every stream of the table."""
         while self.last < heard:
             after = self.last
             events = self.hub.reads.get((self.table_id, after, heard), lambda: [
                 e.public() for e in self.reader.read_events(self.table_id, after=after, upto=heard, limit=PAGE)])
-            yield from self._sent(events)
-            if self.last == after:
+            batch = list(self._sent(events))
+            if not batch:
                 return  # nothing there after all: wait for the next change
+            yield batch
 
     def _sent(self, events: Any) -> Iterator[dict[str, Any]]:
         for event in events:
@@ -465,6 +484,11 @@ class TableFeed:
             self._watching = False
             self.hub.unwatch(self.table_id)
         self.slot.release()
+
+
+def _chain_first(first: dict[str, Any], rest: Iterator[dict[str, Any]]) -> Iterator[dict[str, Any]]:
+    yield first
+    yield from rest
 
 
 class HeadFeed:
@@ -496,6 +520,11 @@ class HeadFeed:
                 if self.hub.closed:
                     return
                 yield None
+
+    def batches(self) -> Iterator[list[tuple[int, dict[str, Any]]] | None]:
+        """One head a write: heads are few and small."""
+        for item in self:
+            yield None if item is None else [item]
 
     def _next(self) -> tuple[list[HeadChange], int, bool]:
         """The changes after the position, the position they take it to, and whether more are to be read."""
