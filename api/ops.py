@@ -30,7 +30,6 @@ from service.store import as_outage
 # A single process would add a `_created` series to every counter; the workers' shared files have none.
 disable_created_metrics()
 blp = Blueprint("operations", __name__, description="Liveness, readiness and metrics.")
-PROMETHEUS_TEXT = "text/plain; version=0.0.4"
 # What a command's answer was, by its status: every label value is one of these.
 OUTCOMES = ("ok", "invalid", "unauthorized", "not_found", "conflict", "refused", "rate_limited", "unavailable", "error")
 _OUTCOME_OF = {401: "unauthorized", 403: "unauthorized", 404: "not_found", 409: "conflict", 422: "refused",
@@ -87,8 +86,7 @@ def readyz():  # type: ignore[no-untyped-def]
     return {"status": "ready", "read_model": read_model}
 
 
-@blp.route("/metrics")
-@blp.response(200, {"type": "string"}, content_type=PROMETHEUS_TEXT, description="Prometheus text format 0.0.4.")
+@blp.route("/metrics")  # its answer is documented with the other operations' in api/openapi.py (OPERATIONS)
 def metrics_text():  # type: ignore[no-untyped-def]
     """Prometheus metrics of the whole server (every worker's, added up), in the text format 0.0.4.
 

@@ -23,6 +23,7 @@ that many threads on top of those for ordinary requests, so streams never take a
 
 from __future__ import annotations
 
+import itertools
 import logging
 import threading
 import weakref
@@ -434,7 +435,7 @@ class TableFeed:
         """As iterating, but what one read brings comes as one list (never empty), so that a command's
         events go to the client in one write rather than one write each."""
         if self._first is not None:
-            yield from self._pages(_chain_first(self._first, self._backlog))
+            yield from self._pages(itertools.chain((self._first,), self._backlog))
         self._first = None
         waited = self.last
         while True:
@@ -484,11 +485,6 @@ class TableFeed:
             self._watching = False
             self.hub.unwatch(self.table_id)
         self.slot.release()
-
-
-def _chain_first(first: dict[str, Any], rest: Iterator[dict[str, Any]]) -> Iterator[dict[str, Any]]:
-    yield first
-    yield from rest
 
 
 class HeadFeed:
