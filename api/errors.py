@@ -1,4 +1,6 @@
-"""One table from error to HTTP status, and the one error body of docs/api.md:
+"""From error to HTTP status, and the one error body.
+
+One table from error to HTTP status, and the one error body of docs/api.md:
 ``{"code", "status", "message", "errors"}``."""
 
 from __future__ import annotations

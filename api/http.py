@@ -1,4 +1,6 @@
-"""HTTP's forms of what the service takes as plain values: ``If-Match`` is the version a command expects
+"""HTTP's forms of what the service takes as plain values.
+
+HTTP's forms of what the service takes as plain values: ``If-Match`` is the version a command expects
 and ``ETag`` the version a state shows, a page's ``cursor`` the position after which the next page starts
 (and ``next_cursor`` the service's ``next_after``). Whatever cannot be read is a RequestRefused, answered
 400 or 422 by api/errors.py."""

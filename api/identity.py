@@ -1,4 +1,6 @@
-"""Who the caller is to the service: the role its token carries (the desk shows the croupier's panel only to a
+"""Who the caller is to the service: GET /me.
+
+Who the caller is to the service: the role its token carries (the desk shows the croupier's panel only to a
 role that may command)."""
 
 from __future__ import annotations

@@ -1,4 +1,6 @@
-"""The public keys receipts are signed with (open to anyone: a receipt is worth little unless its holder
+"""The public keys receipts are signed with: GET /keys.
+
+The public keys receipts are signed with (open to anyone: a receipt is worth little unless its holder
 can check it)."""
 
 from __future__ import annotations

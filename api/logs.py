@@ -1,4 +1,6 @@
-"""The service's own log: one line per request, one for each refusal, conflict, retry, idempotent repeat, store
+"""The service's own log: one line per request and per event worth an operator's attention.
+
+The service's own log: one line per request, one for each refusal, conflict, retry, idempotent repeat, store
 outage and failure, each with the request's id.
 
 Lines go to stderr as JSON objects, one a line, unless stderr is a terminal, where they are text for a

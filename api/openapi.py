@@ -1,4 +1,6 @@
-"""What /openapi.json says besides the views' schemas: every status an operation can answer, with the one
+"""What /openapi.json says besides the views' schemas, and /docs.
+
+What /openapi.json says besides the views' schemas: every status an operation can answer, with the one
 error body, the headers it reads and sends, who may call it, and /docs, the document as a page to try.
 
 A view lists its own refusals with ``answers(...)``; what depends on the path alone is added here from the

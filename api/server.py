@@ -1,4 +1,6 @@
-"""Serving under gunicorn: the event store's tables are created once, before workers fork, and each
+"""Serving under gunicorn: tables created before the workers fork, one service per worker.
+
+Serving under gunicorn: the event store's tables are created once, before workers fork, and each
 worker builds its own service through the app factory.
 
     python -m api.server [--host H] [--port P] [--workers N] [--threads T]

@@ -1,4 +1,6 @@
-"""Canonical JSON and the digest that chains every event of a table (docs/design.md, "The event envelope and
+"""Canonical JSON and the digest that chains every event of a table.
+
+Canonical JSON and the digest that chains every event of a table (docs/design.md, "The event envelope and
 the hash chain")."""
 
 from __future__ import annotations

@@ -30,7 +30,7 @@ from domain.errors import BadArgument, DomainError
 from domain.games import GAMES, ROUND_MARKS
 from domain.shuffle import SEED_BYTES
 from domain.table import Table, TableEvent
-from service import audit, metrics, store, streams
+from service import audit, metrics, present, store, streams
 from service.config import Settings
 from service.groupcommit import GroupCommitter
 from service.index import Indexer
@@ -168,7 +168,7 @@ class TablesService(Application):
             raise BadArgument("game", f"Unknown game '{game}'; the games are: {', '.join(sorted(GAMES))}.")
         table = GAMES[game].open(players, rules if rules is not None else {}, self.clock(), **roles)
         self.save(table)
-        return {**self._state(table), "receipt": self._receipt(table)}
+        return {**present.state(table), "receipt": self._receipt(table)}
 
     def execute(
         self,
@@ -252,18 +252,12 @@ class TablesService(Application):
         return self._result(table, list(events))
 
     def _result(self, table: Table, appended: list[Any]) -> dict[str, Any]:
-        return {
-            "version": table.version,
-            "digest": table.head,
-            "events": [event_dict(e) for e in appended],
-            "state": self._state(table),
-            "receipt": self._receipt(table),
-        }
+        return present.command_result(table, appended, self._receipt(table))
 
     # --- queries -----------------------------------------------------------------------------------
 
     def current_state(self, table_id: str) -> dict[str, Any]:
-        return self._state(self.table(table_id))
+        return present.state(self.table(table_id))
 
     def historic_state(
         self, table_id: str, version: int | None = None, at: datetime | None = None
@@ -314,7 +308,7 @@ class TablesService(Application):
         more = len(stored) > limit
         events = self._decoded(table_id, stored[:limit])  # the row that only tells of more is not read
         return {
-            "events": [event_dict(e) for e in events],
+            "events": present.events(events),
             "next_after": events[-1].originator_version if more else None,
         }
 
@@ -324,8 +318,7 @@ class TablesService(Application):
         after = min(max(after, 0), MAX_NUMBER)
         while True:
             events = self.read_events(table_id, after=after, limit=batch)
-            for e in events:
-                yield event_dict(e)
+            yield from present.events(events)
             if len(events) < batch:
                 return
             after = events[-1].originator_version
@@ -457,7 +450,7 @@ class TablesService(Application):
         for stored in self.recorder.select_events(self._uuid(table_id), gt=after, lte=upto, limit=limit):
             try:
                 event = self.mapper.to_domain_event(stored)
-                event.public()  # type: ignore[attr-defined] - a field missing from the stored form shows here
+                present.event(event)  # type: ignore[arg-type] - a field missing from the stored form shows here
                 if not isinstance(event, TableEvent):
                     raise TypeError(type(event).__name__)
             except Exception:  # noqa: BLE001 - any failure to decode a stored event is what an auditor must hear of
@@ -483,7 +476,7 @@ class TablesService(Application):
         """The state the table showed when ``version`` was its head, with ``as_of``; DamagedLog where the
         stored history cannot give it."""
         table = self.table(table_id, version=version)
-        state = self._state(table)
+        state = present.state(table)
         following = self.read_events(table_id, after=version, upto=version + 1)
         if following and following[0].command == table.commands:  # type: ignore[attr-defined]
             state["expects"] = []  # between two events of one command nothing is expected
@@ -590,7 +583,7 @@ class TablesService(Application):
         for stored in rows:
             try:
                 event = self.mapper.to_domain_event(stored)
-                event.public()  # type: ignore[attr-defined] - a field missing from the stored form shows here
+                present.event(event)  # type: ignore[arg-type] - a field missing from the stored form shows here
             except Exception as exc:  # noqa: BLE001 - whatever the damage, the row is unreadable
                 version = stored.originator_version
                 raise DamagedLog(table_id, f"the stored event at version {version} cannot be read", version) from exc
@@ -608,10 +601,6 @@ class TablesService(Application):
     def _receipt(self, table: Table) -> dict[str, Any]:
         # The head event's own timestamp, not the signing time: re-signing a head gives the same receipt.
         return self.signer.sign_receipt(str(table.id), table.version, table.head, format_timestamp(table.modified_on))
-
-    @staticmethod
-    def _state(table: Table) -> dict[str, Any]:
-        return {"table_id": str(table.id), "version": table.version, "digest": table.head, **table.view()}
 
 
 class _Unreadable(Exception):
@@ -724,9 +713,3 @@ def _records(table_id: str, key: str | None, body_sha: str, first: int, last: in
         body_sha256=body_sha, first_version=first, last_version=last,
     )
     return [record]
-
-
-def event_dict(event: Any) -> dict[str, Any]:
-    """An event as the events API shows it: the envelope, the data, never an unrevealed seed."""
-    return event.public()
-

@@ -1,4 +1,6 @@
-"""The read model follows the event log in the background, so that no query pays for indexing what was
+"""The read model follows the event log in the background.
+
+The read model follows the event log in the background, so that no query pays for indexing what was
 recorded before it.
 
 A follower thread subscribes to the application's recordings with eventsourcing's own subscriptions:

@@ -1,4 +1,6 @@
-"""The service's Prometheus metrics: what only the service sees (retries, idempotent repeats, conflicts, the
+"""The service's Prometheus metrics.
+
+The service's Prometheus metrics: what only the service sees (retries, idempotent repeats, conflicts, the
 connection pool, the database's errors, the read model's lag). The HTTP ones are api/ops.py's.
 
 Every label value comes from a fixed set known here, never from a request: a client that could choose a

@@ -1,4 +1,6 @@
-"""docs/rules/card-lottery.md, "Rounds": a round is one stage-1 round (contributions to reveal); stage 2 of a
+"""Where a round of the Card lottery begins and ends, read from its events.
+
+docs/rules/card-lottery.md, "Rounds": a round is one stage-1 round (contributions to reveal); stage 2 of a
 game is one round too."""
 
 from __future__ import annotations

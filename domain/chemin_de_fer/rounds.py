@@ -1,4 +1,6 @@
-"""docs/rules/chemin-de-fer.md, "Rounds": a round is one coup, from its first stake (or its first card, for a
+"""Where a coup of Chemin de fer begins and ends, read from its events.
+
+docs/rules/chemin-de-fer.md, "Rounds": a round is one coup, from its first stake (or its first card, for a
 coup dealt again after a tie) to its settlement, with the payments, a bank that passes and a shoe revealed
 because of it."""
 

@@ -1,4 +1,6 @@
-"""docs/rules/punto-banco.md: "A round is one coup: from its first stake to its settlement, including the
+"""Where a coup of punto banco begins and ends, read from its events.
+
+docs/rules/punto-banco.md: "A round is one coup: from its first stake to its settlement, including the
 payments and, for the shoe's last coup, the shoe's end and the reveal of its seed"."""
 
 from __future__ import annotations

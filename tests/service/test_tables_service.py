@@ -276,11 +276,13 @@ def test_a_command_works_on_its_own_copy_of_the_cached_table_and_a_refused_one_l
         service):
     import copy
 
+    from service import present
+
     table_id = open_table(service)
     play(service, table_id, 30)
     mine = service.table(table_id)
     cached = service.repository.cache.get(service._uuid(table_id))
-    assert mine is not cached and service._state(mine) == service._state(copy.deepcopy(cached))
+    assert mine is not cached and present.state(mine) == present.state(copy.deepcopy(cached))
     mine.handle(*pick(service.current_state(table_id), random.Random(3)), service.clock(), service.new_seed)
     assert mine.version > cached.version  # changed, never saved
     with pytest.raises(UnknownCommand):
