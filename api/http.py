@@ -14,8 +14,8 @@ from typing import Any
 
 from flask import current_app, request
 
-# Past this no version or position exists; it also keeps a client's number within a database integer.
-MAX_NUMBER = 2**62
+from service.limits import MAX_NUMBER
+
 # A version in an entity tag, strong or weak: "7" or W/"7" (a bare 7 is read the same, as it always was).
 _VERSION_TAG = re.compile(r'(?:W/)?("?)(\d{1,19})\1')
 

@@ -107,15 +107,11 @@ def prepare_store() -> str:
     return f"{settings.module} ({where}); {signer.describe()}"
 
 
-def check_exposure(host: str) -> str | None:
-    """docs/api.md: with no tokens the service runs open, only on loopback; elsewhere it refuses to listen."""
-    return check_binds([f"[{host.strip('[]')}]:0" if ":" in host else f"{host}:0"])
-
-
 def check_binds(binds: Iterable[str]) -> str | None:
-    """check_exposure for gunicorn's bind addresses (``host:port``, ``[v6]:port``, ``unix:path``,
-    ``fd://n``): raises ConfigError for any that others could reach while no tokens are set, else
-    returns the warning to log (None with tokens)."""
+    """docs/api.md: with no tokens the service runs open, only on loopback; elsewhere it refuses to listen.
+    For gunicorn's bind addresses (``host:port``, ``[v6]:port``, ``unix:path``, ``fd://n``): raises
+    ConfigError for any that others could reach while no tokens are set, else returns the warning to log
+    (None with tokens)."""
     if load().tokens:
         return None
     for bind in binds:

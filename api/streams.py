@@ -28,10 +28,11 @@ from flask.views import MethodView
 from flask_smorest import Blueprint
 
 from api import logs
-from api.http import MAX_NUMBER, RequestRefused
+from api.http import RequestRefused
 from api.openapi import SSE, answers
 from service import metrics
 from service.errors import ServiceError, StreamRefused
+from service.limits import MAX_NUMBER
 from service.store import as_outage
 
 blp = Blueprint("streams", __name__, description="Live streams of the event log, as Server-Sent Events.")

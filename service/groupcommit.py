@@ -86,11 +86,6 @@ class GroupCommitter:
             # One exception for the whole batch, raised in each member's thread: the API answers by its type.
             raise handed.outcome
 
-    def queued(self) -> int:
-        """Commands handed and waiting for a batch (not those being written)."""
-        with self._changed:
-            return len(self._queue)
-
     def _take_batch(self) -> list[_Handed]:
         """The queue's first command of each table, in the order they came (called holding the lock)."""
         batch: list[_Handed] = []

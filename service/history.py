@@ -1,11 +1,19 @@
-"""What the audits may read of a table: its stored log, the table rebuilt at a version, and the read model's
-rows about it. TablesService implements it; service/audit.py uses nothing else of the service."""
+"""What the audits may read of a table: its stored log, the table rebuilt at a version, the read model's rows.
+
+TableHistory is the interface; History is how TablesService implements it. service/audit.py uses nothing else
+of the service.
+"""
 
 from __future__ import annotations
 
 from typing import Any, Protocol
+from uuid import UUID
 
+from domain.chain import format_timestamp
 from domain.table import Table, TableEvent
+from service import present, replay
+from service.errors import DamagedLog, TableNotFound
+from service.limits import MAX_NUMBER
 
 
 class TableHistory(Protocol):
@@ -57,3 +65,85 @@ class TableHistory(Protocol):
 
     def index_error(self, table_id: str) -> dict[str, Any] | None:
         """Where and why the read model stopped indexing the table, or None if it holds all of it."""
+
+
+class History:
+    """TableHistory as TablesService (service/application.py) implements it: the log through the event
+    store, the table through service/replay.py, the read model through the indexer."""
+
+    def _uuid(self, table_id: str) -> UUID:
+        return replay.table_uuid(table_id)
+
+    def table(self, table_id: str, version: int | None = None) -> Table:
+        return replay.rebuild(self, table_id, version)
+
+    def decoded(self, table_id: str, rows: list[Any]) -> list[TableEvent]:
+        return replay.decoded(self, table_id, rows)
+
+    def require_table(self, table_id: str) -> None:
+        """Raises TableNotFound unless the table has a stored event (one read of one raw row: a table whose
+        first rows were deleted or damaged still exists, so that its audit can say what is wrong)."""
+        if not self.recorder.select_events(self._uuid(table_id), limit=1):
+            raise TableNotFound(table_id)
+
+    def stored_rows(
+        self, table_id: str, after: int, upto: int | None = None, limit: int | None = None
+    ) -> list[tuple[int, TableEvent | None]]:
+        """Stored rows after a version, each with its event, or None where the stored form cannot be read (it
+        was altered or damaged). Rows are read as stored and decoded one by one, so one bad row hides no other."""
+        rows = self.recorder.select_events(self._uuid(table_id), gt=after, lte=upto, limit=limit)
+        return [(stored.originator_version, replay.readable(self, stored)) for stored in rows]
+
+    def read_events(
+        self, table_id: str, *, after: int = 0, upto: int | None = None, limit: int | None = None,
+        newest_first: bool = False,
+    ) -> list[TableEvent]:
+        """Stored events of a table, decoded; a row that cannot be read is a DamagedLog naming its version."""
+        rows = self.recorder.select_events(self._uuid(table_id), gt=after, lte=upto, desc=newest_first, limit=limit)
+        return self.decoded(table_id, rows)
+
+    def event_at(self, table_id: str, version: int) -> TableEvent:
+        found = self.read_events(table_id, after=version - 1, upto=version)
+        if not found:
+            raise DamagedLog(table_id, f"version {version} is missing from the log", version)
+        return found[0]
+
+    def snapshot_version(self, table_id: str) -> int | None:
+        if self.snapshots is None:
+            return None
+        found = self.snapshots.recorder.select_events(self._uuid(table_id), desc=True, limit=1)
+        return found[0].originator_version if found else None
+
+    def state_at(self, table_id: str, version: int) -> dict[str, Any]:
+        """The state the table showed when ``version`` was its head, with ``as_of``; DamagedLog where the
+        stored history cannot give it."""
+        table = self.table(table_id, version=version)
+        state = present.state(table)
+        following = self.read_events(table_id, after=version, upto=version + 1)
+        if following and following[0].command == table.commands:  # type: ignore[attr-defined]
+            state["expects"] = []  # between two events of one command nothing is expected
+        state["as_of"] = {"version": version, "timestamp": format_timestamp(table.modified_on)}
+        return state
+
+    def index_caught_up(self) -> None:
+        self.index.bring_up_to_date()
+
+    def indexed_table(self, table_id: str) -> dict[str, Any] | None:
+        uuid = str(self._uuid(table_id))
+        return self.index.view.get_tables([uuid]).get(uuid)
+
+    def indexed_round(self, table_id: str, number: int) -> dict[str, Any] | None:
+        if not 1 <= number <= MAX_NUMBER:  # a larger number cannot exist, and would overflow a database integer
+            return None
+        rows = self.index.view.list_rounds(str(self._uuid(table_id)), number - 1, 1)
+        return rows[0] if rows and rows[0]["round"] == number else None
+
+    def indexed_shoes(self, table_id: str, numbers: list[int]) -> list[dict[str, Any]]:
+        return self.index.view.get_shoes(str(self._uuid(table_id)), numbers)
+
+    def index_error(self, table_id: str) -> dict[str, Any] | None:
+        """Where and why the read model stopped indexing this table, or None if it holds all of it."""
+        row = self.indexed_table(table_id)
+        if row is None:
+            return {"version": 1, "message": "the read model holds nothing of this table yet"}
+        return row["index_error"]

@@ -18,6 +18,7 @@ from cryptography.hazmat.primitives import serialization
 
 from domain.chain import canonical_json
 from domain.table import Table
+from service.config import LIBRARY_VARIABLES, OWN_VARIABLES, SERVER_VARIABLES
 
 START = datetime(2026, 11, 29, 20, 15, 3, tzinfo=timezone.utc)
 # The PostgreSQL the tests and benchmarks make their schemas in when POSTGRES_* name no other.
@@ -127,3 +128,21 @@ def sign_receipt(private: Any, fields: dict[str, Any], key_id: str | None = None
     unsigned = {**fields, "key_id": key_id or key_listing(private)["key_id"]}
     signature = private.sign(canonical_json(unsigned).encode("utf-8"))
     return {**unsigned, "signature": base64.urlsafe_b64encode(signature).rstrip(b"=").decode()}
+
+
+# Every variable the service and its server read (tests/unit/test_deployment_wiring.py checks the docs and
+# the deployment files against it).
+ALL_VARIABLES = LIBRARY_VARIABLES + OWN_VARIABLES + SERVER_VARIABLES
+
+
+def check_exposure(host: str) -> str | None:
+    """api/server.py's check of gunicorn's bind addresses, for one host."""
+    from api.server import check_binds
+
+    return check_binds([f"[{host.strip('[]')}]:0" if ":" in host else f"{host}:0"])
+
+
+def queued(committer: Any) -> int:
+    """Commands handed to a group committer and waiting for a batch (not those being written)."""
+    with committer._changed:
+        return len(committer._queue)

@@ -3,9 +3,10 @@
 import pytest
 
 from api.app import create_app
-from api.server import check_exposure, is_loopback
+from api.server import is_loopback
 from service.application import TablesService
 from service.config import ConfigError, load, parse_tokens
+from tests.helpers import check_exposure
 
 
 @pytest.fixture

@@ -19,7 +19,7 @@ from eventsourcing.persistence import OperationalError
 from domain.errors import DomainError, NotAllowedNow
 from service.application import utc_now
 from service.errors import ConcurrentWrite, StoreUnavailable, VersionMismatch
-from tests.helpers import pick
+from tests.helpers import pick, queued
 
 PLAYERS = ["anna", "boris", "vera"]
 HANDED_TIMEOUT = 60.0  # only a broken committer waits this long
@@ -48,9 +48,9 @@ class Held:
         if n == 0:
             self.first_writing.set()
             deadline = time.monotonic() + HANDED_TIMEOUT
-            while self.committer.queued() < self.waiting:
+            while queued(self.committer) < self.waiting:
                 if time.monotonic() > deadline:
-                    raise AssertionError(f"only {self.committer.queued()} of {self.waiting} commands were handed")
+                    raise AssertionError(f"only {queued(self.committer)} of {self.waiting} commands were handed")
                 time.sleep(0.002)
         if n in self.before:
             self.before[n]()

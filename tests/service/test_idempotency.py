@@ -30,7 +30,7 @@ def test_a_repeat_that_reads_the_table_after_the_first_commits_gets_the_first_re
     """The repeat looks for the key before the first request commits and reads the table after: the command
     is no longer legal there (or the version it expected is no longer the head), yet it was recorded under this key."""
     table_id = service.open_table("chemin-de-fer", PLAYERS, {})["table_id"]
-    look_up = service._earlier_response
+    look_up = service.earlier_response
     first: list[dict] = []
 
     def first_commits_right_after_the_repeat_looked(*args):  # type: ignore[no-untyped-def]
@@ -40,7 +40,7 @@ def test_a_repeat_that_reads_the_table_after_the_first_commits_gets_the_first_re
             first[0] = service.execute(table_id, "draw_seats", "anna", {}, expected_version=expected_version, idempotency_key="k")
         return found
 
-    monkeypatch.setattr(service, "_earlier_response", first_commits_right_after_the_repeat_looked)
+    monkeypatch.setattr(service, "earlier_response", first_commits_right_after_the_repeat_looked)
     again = service.execute(table_id, "draw_seats", "anna", {}, expected_version=expected_version, idempotency_key="k")
     assert again == first[0]
     assert seatings(service, table_id) == 1

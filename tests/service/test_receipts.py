@@ -6,7 +6,7 @@ import random
 
 import pytest
 
-from service.application import IdempotencyRecord
+from service.idempotency import IdempotencyRecord
 from service.errors import TableNotFound
 from tests.helpers import pick
 from tests.signatures import verify_receipt

@@ -1,0 +1,63 @@
+"""Building a service's parts from its settings.
+
+The signer, the library's environment, the group committer, the live streams' hub, the read model's indexer
+and its follower.
+
+Nothing here decides or reads a game: it only puts together what service/application.py runs.
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Callable
+from datetime import datetime, timezone
+from typing import TYPE_CHECKING, Any
+
+from domain.games import GAMES, ROUND_MARKS
+from domain.shuffle import SEED_BYTES
+from service import streams
+from service.config import Settings
+from service.groupcommit import GroupCommitter
+from service.index import Indexer
+from service.signing import Signer, load_signer
+
+if TYPE_CHECKING:
+    from service.application import TablesService
+
+Clock = Callable[[], datetime]
+SeedSource = Callable[[], bytes]
+
+
+def utc_now() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+def fresh_seed() -> bytes:
+    return secrets.token_bytes(SEED_BYTES)
+
+
+def signer_for(settings: Settings | None) -> Signer:
+    """The settings' signing key (made on first start), or a key in memory for a service without settings."""
+    return load_signer(settings) if settings is not None else Signer.in_memory()
+
+
+def library_env(settings: Settings | None, env: dict[str, str] | None) -> dict[str, Any]:
+    """The eventsourcing library's environment: the settings' persistence, then what the caller adds."""
+    merged = dict(settings.persistence) if settings else {}
+    merged.update(env or {})
+    return merged
+
+
+def wire(app: TablesService, settings: Settings | None, *, follow: bool, group_commit: bool | None) -> None:
+    """Gives the application its snapshot intervals, group committer, hub and indexer (and the follower that
+    keeps the read model up to date, with ``follow``)."""
+    if settings is not None:
+        app.snapshotting_intervals = {game.table: settings.snapshot_interval for game in GAMES.values()}
+    if group_commit is None:
+        group_commit = settings.group_commit if settings is not None else False
+    app.committer = GroupCommitter(app.save_together) if group_commit else None
+    # Before the follower, which publishes to it.
+    app.hub = streams.Hub(settings.max_streams if settings is not None else 32)
+    app.index = Indexer(app, ROUND_MARKS)
+    if follow:
+        app.index.follow(streams.Publisher(app.hub, app.mapper))

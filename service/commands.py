@@ -1,0 +1,114 @@
+"""Running commands: open a table, or decide one command on the table's head and save it exactly once.
+
+Each use is its own transaction. A command that expects no particular version is decided again on the
+fresh table when another write won the race: the rules are checked again, so a retry can never record what
+the rules forbid.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from eventsourcing.persistence import IntegrityError
+
+from domain.chain import format_timestamp
+from domain.errors import BadArgument, DomainError
+from domain.games import GAMES
+from domain.table import Table
+from service import idempotency, metrics, present
+from service.errors import ConcurrentWrite, VersionMismatch
+
+RETRIES = 5
+log = logging.getLogger("zametano.commands")
+
+
+class Commands:
+    """The command side of TablesService (service/application.py), which gives it the store, the clock,
+    the seed source, the signer and the group committer."""
+
+    def open_table(self, game: str, players: Any, rules: Any, **roles: Any) -> dict[str, Any]:
+        if game not in GAMES:
+            raise BadArgument("game", f"Unknown game '{game}'; the games are: {', '.join(sorted(GAMES))}.")
+        table = GAMES[game].open(players, rules if rules is not None else {}, self.clock(), **roles)
+        self.save(table)
+        return {**present.state(table), "receipt": self.receipt(table)}
+
+    def execute(
+        self,
+        table_id: str,
+        command: str,
+        player: str,
+        args: dict[str, Any],
+        *,
+        expected_version: int | None = None,
+        idempotency_key: str | None = None,
+    ) -> dict[str, Any]:
+        """Runs one command and returns the receipt: new head version and digest, the appended events,
+        the state. Nothing is appended unless every event of the command is. With ``expected_version`` the
+        command is refused unless the table is still at that version; a repeated ``idempotency_key`` with the
+        same command returns the first answer and appends nothing."""
+        body_sha = idempotency.body_digest(command, player, args)
+        earlier = idempotency.repeated(self, table_id, command, idempotency_key, body_sha)
+        if earlier is not None:
+            return earlier
+        for attempt in range(RETRIES):
+            table = self.table(table_id)
+            first = table.version + 1
+            try:
+                if expected_version is not None and expected_version != table.version:
+                    raise VersionMismatch(expected_version, table.version)
+                table.handle(command, player, args, self.clock(), self.new_seed)
+            except (DomainError, VersionMismatch) as refused:
+                # The same key may have been recorded since it was looked up (a repeat that arrived while the
+                # first was in flight reads the table after the first's commit): its response, not a refusal.
+                earlier = idempotency.repeated(self, table_id, command, idempotency_key, body_sha)
+                if earlier is not None:
+                    return earlier
+                if isinstance(refused, VersionMismatch):
+                    metrics.conflict("version_mismatch")
+                raise
+            appended = list(table.pending_events)
+            try:
+                self._commit(table, *idempotency.records(table_id, idempotency_key, body_sha, first, table.version))
+            except IntegrityError:
+                earlier = idempotency.repeated(self, table_id, command, idempotency_key, body_sha)
+                if earlier is not None:
+                    return earlier
+                if expected_version is not None or attempt == RETRIES - 1:
+                    metrics.conflict("concurrent_write")
+                    raise ConcurrentWrite() from None
+                _retried(table_id, command, attempt + 1)
+                continue
+            return self.result(table, appended)
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def _commit(self, table: Table, *saved_with: Any) -> None:
+        """One command's save: its own transaction, or a share of a group commit's."""
+        if self.committer is None:
+            self.save(table, *saved_with)
+        else:
+            self.committer.commit(table, *saved_with)
+
+    def save_together(self, *aggregates: Any) -> None:
+        """What a group commit writes: one save, so one transaction."""
+        # Looked up at each call, not bound once: what save does is what a group commit does.
+        self.save(*aggregates)
+
+    def earlier_response(self, table_id: str, key: str, body_sha: str) -> dict[str, Any] | None:
+        """The answer a keyed command gave, if it was recorded (service/idempotency.py)."""
+        return idempotency.earlier_response(self, table_id, key, body_sha)
+
+    def result(self, table: Table, appended: list[Any]) -> dict[str, Any]:
+        return present.command_result(table, appended, self.receipt(table))
+
+    def receipt(self, table: Table) -> dict[str, Any]:
+        # The head event's own timestamp, not the signing time: re-signing a head gives the same receipt.
+        return self.signer.sign_receipt(str(table.id), table.version, table.head, format_timestamp(table.modified_on))
+
+
+def _retried(table_id: str, command: str, attempt: int) -> None:
+    label = metrics.command_label(command)
+    metrics.RETRIES.labels(label).inc()
+    log.info("%s on table %s decided again (retry %d): another write to the table came first", label, table_id,
+             attempt, extra={"table_id": table_id, "command": label})

@@ -1,0 +1,40 @@
+"""Whether the store answers, and whether this configuration can read what it holds."""
+
+from __future__ import annotations
+
+from service import store
+from service.errors import StoreUnreadable
+
+# How many of the newest events the start-up check tries to read before it calls the store unreadable.
+CHECKED_EVENTS = 5
+
+
+class Health:
+    """The health checks of TablesService (service/application.py)."""
+
+    def check_store(self) -> None:
+        """Raises StoreUnreadable unless this configuration reads what is stored. A wrong CIPHER_KEY would
+        otherwise start a service whose old tables fail and whose new ones are written under another key.
+        Any of the newest few events will do (one damaged event is the audit's business, not a reason to
+        stop); an empty store is readable with any key."""
+        newest = self.recorder.max_notification_id()
+        if not newest:
+            return
+        failures = []
+        for note in self.recorder.select_notifications(max(1, newest - CHECKED_EVENTS + 1), CHECKED_EVENTS):
+            try:
+                self.mapper.to_domain_event(note)
+                return
+            except Exception as exc:  # noqa: BLE001 - whatever stops reading is what the operator must hear of
+                failures.append(exc)
+        if failures:
+            cause = failures[-1].__cause__ or failures[-1]
+            key = "with this CIPHER_KEY" if self.mapper.cipher is not None else "without a CIPHER_KEY"
+            raise StoreUnreadable(
+                f"The stored events cannot be read {key} ({type(cause).__name__}: {cause}); start with the "
+                "CIPHER_KEY and COMPRESSOR_TOPIC they were written with."
+            )
+
+    def ping(self) -> None:
+        """Raises StoreUnavailable unless the event store answers within a couple of seconds."""
+        store.ping(self)

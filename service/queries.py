@@ -1,0 +1,173 @@
+"""The read side: states now and in the past, pages of the log, heads, the read model's listings, feeds.
+
+Every query reads; none appends. States at a version come from the nearest snapshot, states at a moment by a
+binary search over single events, pages and exports in bounded batches (docs/design.md).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import datetime
+from typing import Any
+
+from domain.chain import format_timestamp
+from domain.errors import BadArgument
+from domain.table import TableEvent
+from service import audit, present, streams
+from service.errors import NotFoundInHistory, TableNotFound
+from service.limits import page_size, position
+
+
+class Queries:
+    """The query side of TablesService (service/application.py)."""
+
+    def current_state(self, table_id: str) -> dict[str, Any]:
+        return present.state(self.table(table_id))
+
+    def historic_state(
+        self, table_id: str, version: int | None = None, at: datetime | None = None
+    ) -> dict[str, Any]:
+        if (version is None) == (at is None):
+            raise BadArgument("version", "Give exactly one of 'version' (a version number) or 'at' (a moment).")
+        if version is not None:
+            return self.state_at_version(table_id, version)
+        assert at is not None
+        return self.state_at_moment(table_id, at)
+
+    def state_at_version(self, table_id: str, version: int) -> dict[str, Any]:
+        """The state exactly as the table showed it when ``version`` was its head (docs/design.md: the
+        repository's versioned get, from the nearest snapshot, so the cost does not grow with history)."""
+        head = self.table(table_id).version
+        if not 1 <= version <= head:
+            versions = "only version 1" if head == 1 else f"versions 1 to {head}"
+            raise NotFoundInHistory(f"Table '{table_id}' has {versions}; there is no version {version}.")
+        return self.state_at(table_id, version)
+
+    def state_at_moment(self, table_id: str, moment: datetime) -> dict[str, Any]:
+        """The state after the last event with timestamp <= ``moment``. Timestamps of a table strictly
+        increase with its versions, so a binary search reads about log2(n) single events, never the log."""
+        if moment.tzinfo is None:
+            raise BadArgument("at", "A moment must carry its UTC offset.")
+        head = self.table(table_id)
+        if head.modified_on <= moment:
+            return self.state_at(table_id, head.version)
+        low, high = 0, head.version  # invariant: event `low` is at or before the moment, `high` after
+        while high - low > 1:
+            mid = (low + high) // 2
+            if self.event_at(table_id, mid).timestamp <= moment:
+                low = mid
+            else:
+                high = mid
+        if low == 0:
+            raise NotFoundInHistory(
+                f"Table '{table_id}' did not exist at {format_timestamp(moment)}; "
+                f"it was opened at {format_timestamp(self.event_at(table_id, 1).timestamp)}."
+            )
+        return self.state_at(table_id, low)
+
+    def events_page(self, table_id: str, after: int = 0, limit: int = 100) -> dict[str, Any]:
+        self.require_table(table_id)  # not the table's state: a log with damage further on still pages up to it
+        limit = page_size(limit)
+        stored = self.recorder.select_events(self._uuid(table_id), gt=position(after), limit=limit + 1)
+        more = len(stored) > limit
+        events = self.decoded(table_id, stored[:limit])  # the row that only tells of more is not read
+        return {
+            "events": present.events(events),
+            "next_after": events[-1].originator_version if more else None,
+        }
+
+    def iter_events(self, table_id: str, after: int = 0, batch: int = 500) -> Iterator[dict[str, Any]]:
+        """The whole log from ``after`` on, read in batches so a long table streams in bounded memory."""
+        self.require_table(table_id)
+        after = position(after)
+        while True:
+            events = self.read_events(table_id, after=after, limit=batch)
+            yield from present.events(events)
+            if len(events) < batch:
+                return
+            after = events[-1].originator_version
+
+    def head(self, table_id: str) -> dict[str, Any]:
+        """The table's head event (version, digest, timestamp) and a receipt for it: one read, however
+        long the table."""
+        uuid = self._uuid(table_id)
+        last = next(iter(self.events.get(uuid, desc=True, limit=1)), None)
+        if not isinstance(last, TableEvent):
+            raise TableNotFound(table_id)
+        receipt = self.signer.sign_receipt(str(uuid), last.originator_version, last.digest, last.timestamp_text)
+        return {k: receipt[k] for k in ("table_id", "version", "digest", "timestamp")} | {"receipt": receipt}
+
+    def signing_keys(self) -> dict[str, Any]:
+        """Every key receipts were signed with, the current one first (the body of GET /keys)."""
+        return {"keys": self.signer.keys()}
+
+    # --- live streams (service/streams.py) -------------------------------------------------------------
+
+    def table_feed(self, table_id: str, after: int = 0, heartbeat: float = 15.0) -> streams.TableFeed:
+        """The table's events after version ``after``, then each new one as it is recorded (an iterator that
+        gives None where a heartbeat is due; close() it). TableNotFound, DamagedLog (its first page) and
+        StreamRefused (this process holds its ``max_streams``, or is stopping) come at once."""
+        return streams.TableFeed(self, self.hub, table_id, position(after), heartbeat)
+
+    def heads_feed(self, after: int | None = None, heartbeat: float = 15.0) -> streams.HeadFeed:
+        """Every table's head as it changes, after position ``after`` of the log (None: from now on)."""
+        return streams.HeadFeed(self, self.hub, None if after is None else position(after), heartbeat)
+
+    def head_changes(self, after: int, limit: int) -> tuple[list[streams.HeadChange], int, bool]:
+        """Each table's last change among the (at most ``limit``) notifications after position ``after``, the
+        position read up to, and whether that was the end of the log."""
+        notes = self.recorder.select_notifications(after, limit, inclusive_of_start=False)
+        heads, _ = streams.heads_of(notes, self.mapper)
+        return heads, notes[-1].id if notes else after, len(notes) < limit
+
+    def log_position(self) -> int:
+        """The position of the last event recorded in the notification log (0: none)."""
+        return self.recorder.max_notification_id() or 0
+
+    # --- the read model (service/index.py) -------------------------------------------------------------
+
+    def list_tables(self, game: str | None = None, after: int = 0, limit: int = 50) -> dict[str, Any]:
+        """Tables in the order they were opened, from the read model (up to date with the log); a page starts
+        after the position ``after``, the ``next_after`` of the page before."""
+        self.index.bring_up_to_date()
+        limit = page_size(limit)
+        rows = self.index.view.list_tables(game, position(after), limit + 1)
+        more = len(rows) > limit
+        rows = rows[:limit]
+        return {
+            "tables": [
+                {k: r[k] for k in ("table_id", "game", "players", "opened_at", "version", "updated_at", "rounds",
+                                   "index_error")}
+                for r in rows
+            ],
+            "next_after": rows[-1]["seq"] if more else None,
+        }
+
+    def list_rounds(self, table_id: str, after: int = 0, limit: int = 50) -> dict[str, Any]:
+        """A table's finished rounds after round ``after``, oldest first; ``index_error`` says where the list
+        stops if the read model could not index the whole table."""
+        self.require_table(table_id)
+        self.index.bring_up_to_date()
+        limit = page_size(limit)
+        rows = self.index.view.list_rounds(str(self._uuid(table_id)), position(after), limit + 1)
+        more = len(rows) > limit
+        rows = rows[:limit]
+        return {
+            "rounds": [{k: v for k, v in r.items() if k != "table_id"} for r in rows],
+            "next_after": rows[-1]["round"] if more else None,
+            "index_error": self.index_error(table_id),
+        }
+
+    def read_model_status(self) -> dict[str, Any]:
+        """How far the read model is behind the log (``lag``, in events) and whether a follower keeps it up."""
+        return self.index.status()
+
+    # --- the audits (service/audit.py) -----------------------------------------------------------------
+
+    def round_audit(self, table_id: str, number: int) -> dict[str, Any]:
+        """One finished round with its record and checks."""
+        return audit.round_audit(self, table_id, number)
+
+    def verify(self, table_id: str) -> dict[str, Any]:
+        """The whole table verified."""
+        return audit.verify(self, table_id)

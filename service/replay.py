@@ -1,0 +1,221 @@
+"""Rebuilding a table from its log, or naming exactly where its stored history is damaged.
+
+A stored history that cannot give a table (a version missing, a row that cannot be read, a snapshot ahead of
+the log, a log cut short behind a cached table) is a DamagedLog that says where, never a table silently
+built from part of its history.
+"""
+
+from __future__ import annotations
+
+import copy
+import pickle
+import threading
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
+from uuid import UUID
+
+from eventsourcing.application import AggregateNotFoundError
+from eventsourcing.domain import OriginatorVersionError
+from eventsourcing.persistence import PersistenceError
+
+from domain.table import Table, TableEvent
+from service import present, store
+from service.errors import DamagedLog, ServiceError, TableNotFound
+
+if TYPE_CHECKING:
+    from service.application import TablesService
+
+
+def table_uuid(table_id: str) -> UUID:
+    try:
+        return UUID(str(table_id))
+    except ValueError:
+        raise TableNotFound(table_id) from None
+
+
+def rebuild(app: TablesService, table_id: str, version: int | None = None) -> Table:
+    """The table at its head or at a version, from the cache or the nearest snapshot and the events after
+    it. A stored history that cannot give it (a version missing, a row that cannot be read, a snapshot
+    ahead of the log) is a DamagedLog, never a table silently built from part of its history."""
+    uuid = table_uuid(table_id)
+    replay = _Replay()
+    try:
+        # The copy of a cached table is ours to make (see _private_copy), not the repository's deepcopy.
+        if version is None and app.repository.cache is not None:
+            # The library fast-forwards the cached table in place and copies it after releasing its own
+            # lock: with several request threads a copy could catch another thread's fast-forward half
+            # done. Getting and copying under one lock per table (in this process) rules that out.
+            with app.head_locks.setdefault(uuid, threading.Lock()):
+                table = app.repository.get(uuid, projector_func=replay, deepcopy_from_cache=False)
+                table = _private_copy(table)
+        else:
+            table = app.repository.get(uuid, version=version, projector_func=replay, deepcopy_from_cache=False)
+    except AggregateNotFoundError:
+        raise TableNotFound(table_id) from None
+    except (PersistenceError, ServiceError):
+        raise  # the store down or busy (503), not a damaged log
+    except Exception as exc:
+        if store.as_outage(exc) is not None:
+            raise
+        # The repository mutates a cached table in place: one caught up from a damaged log must not be
+        # served from the cache next time.
+        _forget(app, uuid)
+        raise _damage(app, table_id, uuid, exc) from exc
+    if not isinstance(table, Table):
+        raise TableNotFound(table_id)
+    return table
+
+
+def decoded(app: TablesService, table_id: str, rows: list[Any]) -> list[TableEvent]:
+    """Stored rows as events; the first that cannot be read is a DamagedLog naming its version."""
+    events = []
+    for stored in rows:
+        try:
+            event = app.mapper.to_domain_event(stored)
+            present.event(event)  # type: ignore[arg-type] - a field missing from the stored form shows here
+        except Exception as exc:  # noqa: BLE001 - whatever the damage, the row is unreadable
+            version = stored.originator_version
+            raise DamagedLog(table_id, f"the stored event at version {version} cannot be read", version) from exc
+        if not isinstance(event, TableEvent):
+            raise TableNotFound(table_id)
+        events.append(event)
+    return events
+
+
+def readable(app: TablesService, stored: Any) -> TableEvent | None:
+    """A stored row's event, or None where its stored form cannot be read (it was altered or damaged)."""
+    try:
+        event = app.mapper.to_domain_event(stored)
+        present.event(event)  # type: ignore[arg-type] - a field missing from the stored form shows here
+        if not isinstance(event, TableEvent):
+            raise TypeError(type(event).__name__)
+    except Exception:  # noqa: BLE001 - any failure to decode a stored event is what an auditor must hear of
+        return None
+    return event
+
+
+def _damage(app: TablesService, table_id: str, uuid: UUID, exc: Exception) -> DamagedLog:
+    """What a failed rebuild says of the log, in its words (a read or two, on this rare path only)."""
+    if isinstance(exc, OriginatorVersionError):
+        found, expected = exc.args[:2]
+        return DamagedLog(table_id, _gap_detail(found, expected), expected)
+    if isinstance(exc, _NotFromHead):
+        below = app.recorder.select_events(uuid, lte=exc.head, desc=True, limit=1)
+        end = below[0].originator_version if below else 0
+        if exc.found is not None:
+            detail = _gap_detail(exc.found, end + 1)
+        elif exc.snapshot is not None:
+            detail = f"the snapshot at version {exc.snapshot} is ahead of the log, which ends at {end}"
+        else:
+            detail = f"this server's copy of the table is at version {exc.head}, but the log now ends at {end}"
+        return DamagedLog(table_id, detail, end + 1)
+    if isinstance(exc, _Unreadable):
+        if exc.after is not None:  # rows are decoded while projected: the next stored row is the bad one
+            bad = app.recorder.select_events(uuid, gt=exc.after, limit=1)
+            version = bad[0].originator_version if bad else exc.after + 1
+            return DamagedLog(table_id, f"the stored event at version {version} cannot be read", version)
+        return DamagedLog(table_id, exc.detail, exc.version)
+    # Only the snapshot is decoded outside the replay.
+    return DamagedLog(table_id, f"its latest snapshot cannot be read ({type(exc).__name__})")
+
+
+def _forget(app: TablesService, uuid: UUID) -> None:
+    if app.repository.cache is not None:
+        try:
+            app.repository.cache.get(uuid, evict=True)
+        except KeyError:
+            pass
+
+
+class _Unreadable(Exception):
+    def __init__(self, detail: str, version: int | None, after: int | None = None) -> None:
+        super().__init__(detail)
+        self.detail = detail
+        self.version = version
+        self.after = after  # set when the row after this version could not be decoded
+
+
+class _NotFromHead(Exception):
+    """The table (cached, or from a snapshot) stands at ``head``, but the log has no event at ``head``: it
+    has ``found`` next (a version missing) or nothing from there on (the log was cut short behind it)."""
+
+    def __init__(self, head: int, found: int | None) -> None:
+        super().__init__(head, found)
+        self.head = head
+        self.found = found
+        self.snapshot: int | None = None  # set when the table at ``head`` came from a snapshot
+
+
+def _private_copy(table: Any) -> Any:
+    """A copy of a cached table that a command may change, refused or not, without touching the cache. A
+    pickle round trip copies a table in half the time deepcopy takes, and keeps what deepcopy keeps (shared
+    references stay shared); deepcopy remains for whatever pickle cannot write."""
+    try:
+        return pickle.loads(pickle.dumps(table, pickle.HIGHEST_PROTOCOL))
+    except (pickle.PicklingError, TypeError, AttributeError):
+        return copy.deepcopy(table)
+
+
+class FromItsHead:
+    """The repository's reads of the event store. Where it asks for the events after a version it holds
+    (a cached table's head, a snapshot's version), the same query also reads the row at that version, so
+    that a table whose own last event is gone from the log is noticed without another database read."""
+
+    def __init__(self, events: Any) -> None:
+        self.events = events
+
+    def get(self, originator_id: Any, *, gt: int | None = None, lte: int | None = None, desc: bool = False,
+            limit: int | None = None) -> Iterator[Any]:
+        if gt is None or gt < 1 or desc or limit is not None:
+            return self.events.get(originator_id, gt=gt, lte=lte, desc=desc, limit=limit)
+        rows = self.events.recorder.select_events(originator_id, gt=gt - 1, lte=lte)
+        return self._after(gt, rows)
+
+    def _after(self, head: int, rows: list[Any]) -> Iterator[Any]:
+        # A generator: the check runs while the repository projects, where _Replay knows what ``head`` is.
+        if not rows or rows[0].originator_version != head:
+            raise _NotFromHead(head, rows[0].originator_version if rows else None)
+        for row in rows[1:]:
+            yield self.events.mapper.to_domain_event(row)
+
+
+class _Replay:
+    """The repository's projector. It names the stored row it could not read (rows are decoded lazily,
+    while they are projected), and says whether a table ahead of its log came from a snapshot."""
+
+    def __init__(self) -> None:
+        self.snapshot: int | None = None
+
+    def __call__(self, table: Any, items: Any) -> Any:
+        items = iter(items)
+        last = table.version if table is not None else 0
+        while True:
+            try:
+                item = next(items)
+            except StopIteration:
+                return table
+            except _NotFromHead as exc:
+                exc.snapshot = self.snapshot
+                raise
+            except PersistenceError:
+                raise
+            except Exception as exc:  # noqa: BLE001 - a row that cannot be decoded
+                raise _Unreadable(f"the stored event after version {last} cannot be read", last + 1, last) from exc
+            if not isinstance(item, TableEvent):
+                self.snapshot = item.originator_version
+            try:
+                table = item.mutate(table)
+            except OriginatorVersionError:
+                raise
+            except Exception as exc:  # noqa: BLE001 - a row decoded with fields missing or of the wrong kind
+                version = item.originator_version
+                raise _Unreadable(f"the stored event at version {version} cannot be applied", version) from exc
+            last = item.originator_version
+
+
+def _gap_detail(found: int, expected: int) -> str:
+    """What OriginatorVersionError(found, expected) means for a table's log."""
+    if found > expected:
+        missing = f"version {expected} is" if found == expected + 1 else f"versions {expected} to {found - 1} are"
+        return f"{missing} missing: the log goes from {expected - 1} to {found}"
+    return f"version {found} comes where {expected} was expected: the log is out of order"
