@@ -26,6 +26,7 @@ import orjson
 from flask import Flask, Response, g, request
 from flask.json.provider import DefaultJSONProvider
 from marshmallow import ValidationError, fields, validate
+from webargs.flaskparser import FlaskParser
 from werkzeug.exceptions import RequestEntityTooLarge
 
 from api.errors import error_body
@@ -296,6 +297,16 @@ def register(app: Flask, max_body_bytes: int) -> None:
 def checked_body() -> Any:
     """The request's JSON body once the policy has read it, else None; never reads the body itself."""
     return g.get("json_body")
+
+
+class BodyParser(FlaskParser):
+    """webargs' parser for the views' ``@blp.arguments``, reading the body the policy has already parsed
+    instead of parsing it again; a body the policy kept nothing of (none, blank, not JSON by its type) is
+    webargs' own to answer, as before."""
+
+    def load_json(self, req: Any, schema: Any) -> Any:
+        body = checked_body()
+        return body if body is not None else super().load_json(req, schema)
 
 
 def _kind(value: Any) -> str:

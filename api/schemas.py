@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from marshmallow import INCLUDE, Schema, fields, post_dump, validate
@@ -18,15 +18,6 @@ ROLES: dict[str, list[Game]] = {}
 for _game in GAMES.values():
     for _role in _game.roles:
         ROLES.setdefault(_role, []).append(_game)
-# The marshmallow field for each kind of command field: its shape (what is legal now is the rules' to say).
-KIND_FIELDS: dict[str, Callable[..., fields.Field]] = {
-    "int": Whole,
-    "amount": Whole,
-    "card": Text,
-    "cards": lambda **kw: fields.List(Text(), **kw),
-    "amounts": lambda **kw: fields.List(Whole(), **kw),
-    "choice": Text,
-}
 
 
 class _OpenTableArgs(Schema):
@@ -57,8 +48,9 @@ OpenTableArgs = type(
 
 
 def _command_fields() -> dict[str, fields.Field]:
-    """Every field of every game's commands, by name; a name two games give different kinds is any JSON
-    value here, and the game's own check says what it must be."""
+    """Every field of every game's commands, by name. Here a field is any JSON value under the input policy:
+    its shape is checked once, by the game's contract (``FieldSpec``, which names the field and what it must
+    be), and documented here with the contract's own JSON Schema where every game gives the name one kind."""
     found: dict[str, list[tuple[Game, str, FieldSpec]]] = {}
     for game in GAMES.values():
         for spec in game.commands.values():
@@ -69,9 +61,15 @@ def _command_fields() -> dict[str, fields.Field]:
         kinds = {field.kind for _, _, field in uses}
         docs = " ".join(f"{game.title}, {command}: {_sentence(field.doc or field.describe())}"
                         for game, command, field in uses)
-        make = KIND_FIELDS[kinds.pop()] if len(kinds) == 1 else JSONValue
-        out[name] = make(metadata={"description": docs})
+        shape = _shape(uses[0][2]) if len(kinds) == 1 else {}
+        out[name] = JSONValue(metadata={**shape, "description": docs})
     return out
+
+
+def _shape(field: FieldSpec) -> dict[str, Any]:
+    """What every game's field of this kind is, whatever its choices or bounds: type and, for lists, items."""
+    schema = field.json_schema()
+    return {k: schema[k] for k in ("type", "items") if k in schema}
 
 
 def _sentence(text: str) -> str:

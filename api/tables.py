@@ -11,6 +11,7 @@ from flask_smorest import Blueprint
 
 from api import http, streams
 from api.openapi import NDJSON, SSE, answers
+from api.policy import BodyParser
 from api.schemas import (
     ROLES,
     CommandArgs,
@@ -27,6 +28,7 @@ from api.schemas import (
 )
 
 blp = Blueprint("tables", __name__, description="Open tables, play them, read their state and history.")
+blp.ARGUMENTS_PARSER = BodyParser()  # the body as the input policy parsed it: parsed once
 # The headers of a table's state: its version as an ETag, which If-Match takes back.
 STATE_HEADERS = {"ETag": "ETag"}
 
