@@ -33,7 +33,7 @@ from domain.table import Table, TableEvent
 from service import audit, metrics, present, store, streams
 from service.config import Settings
 from service.groupcommit import GroupCommitter
-from service.index import Indexer
+from service.readmodel import Indexer
 from service.signing import Signer, load_signer
 from service.errors import (
     ConcurrentWrite,
