@@ -32,7 +32,7 @@ SECTION = "## Where a worker's CPU goes (profile-http)"
 PARTS = [
     ("receipts: Ed25519 signing", r"(^|/)(service/signing\.py|cryptography/)"),
     ("group commit", r"(^|/)service/groupcommit\.py"),
-    ("read model follower", r"(^|/)service/(follower|index)\.py"),
+    ("read model follower", r"(^|/)service/readmodel/"),
     ("Zametano service layer", r"(^|/)service/"),
     ("Zametano domain: rules, views, hash chain", r"(^|/)domain/"),
     ("Zametano web layer", r"(^|/)api/"),

@@ -18,7 +18,7 @@ from domain.shuffle import SEED_BYTES
 from service import streams
 from service.config import Settings
 from service.groupcommit import GroupCommitter
-from service.index import Indexer
+from service.readmodel import Indexer
 from service.signing import Signer, load_signer
 
 if TYPE_CHECKING:

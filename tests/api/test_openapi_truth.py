@@ -29,7 +29,7 @@ from api.app import create_app
 from service.application import TablesService
 from service.config import load
 from service.errors import StoreUnavailable
-from service.index import ROUNDS
+from service.readmodel.rows import ROUNDS
 from service.store import LazyService
 from tests.helpers import Seeds, StepClock, pick, stacked_shoe
 from tests.sse import SSE, messages, parse

@@ -30,8 +30,8 @@ from typing import Any, Protocol
 import pytest
 
 from service.application import TablesService
-from service import index
 from service.config import load
+from service.readmodel import rows as index
 from tests.served import (SNAPSHOT_INTERVAL, Played, audit, call, copy_store, events_of, play_tables, problem_lines,
                           row_of, serving, sqlite_env)
 from tests.helpers import postgres_location
@@ -171,7 +171,7 @@ TAMPERINGS: dict[str, Callable[[Rows, Facts, dict[str, str]], None]] = {
     "one event row made unreadable": row_unreadable,
 }
 
-# The read model of service/index.py: its three tables, and its position in the notification log (a row of
+# The read model of service/readmodel/: its three tables, and its position in the notification log (a row of
 # the library's tracking table).
 READ_MODEL_TABLES = (index.TABLES, index.ROUNDS, index.SHOES)
 

@@ -10,7 +10,7 @@ from collections.abc import Callable
 
 import pytest
 
-from service import follower as follower_module
+from service.readmodel import follower as follower_module
 from service.application import TablesService
 from service.config import load
 from tests.helpers import pick

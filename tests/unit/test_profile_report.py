@@ -30,7 +30,7 @@ def test_the_service_layers_own_parts_are_named_apart_from_the_rest_of_it():
     base = COMMAND + ";TablesService.execute (service/application.py:183);"
     assert profile.part_of((base + "Signer.sign_receipt (service/signing.py:99)").split(";")) == "receipts: Ed25519 signing"
     assert profile.part_of((base + "GroupCommitter.commit (service/groupcommit.py:70)").split(";")) == "group commit"
-    assert profile.part_of(("_InLists._pull (service/follower.py:80)").split(";")) == "read model follower"
+    assert profile.part_of(("_InLists._pull (service/readmodel/follower.py:80)").split(";")) == "read model follower"
     assert profile.part_of((base + "digest (domain/chain.py:35)").split(";")) == "Zametano domain: rules, views, hash chain"
 
 

@@ -7,10 +7,10 @@ A follower thread subscribes to the application's recordings with eventsourcing'
 PostgreSQL's LISTEN/NOTIFY, the in-memory store's notifications, and for SQLite, which has neither, the same
 subscription woken every POLL seconds. Once told of new events the subscription lets a burst gather for
 GATHER seconds, unless a query is waiting, and reads it in one go; the follower hands each list it reads to
-the Indexer, which writes command-complete batches with the read model's position (service/index.py). So a
-burst of commands costs the read model a few reads and writes, not one of each per command. Every server
-process runs one; where two index the same events, the position, which only one of them can move, settles
-it and nothing is counted twice.
+the Indexer, which writes command-complete batches with the read model's position
+(service/readmodel/indexer.py). So a burst of commands costs the read model a few reads and writes, not one
+of each per command. Every server process runs one; where two index the same events, the position, which
+only one of them can move, settles it and nothing is counted twice.
 
 eventsourcing's ProjectionRunner is not used: it builds an application of its own from the environment,
 projects one event per transaction and stops for good at its first error, where the read model writes
@@ -30,7 +30,7 @@ from eventsourcing.popo import POPOApplicationRecorder, POPOSubscription
 from eventsourcing.postgres import PostgresApplicationRecorder, PostgresSubscription
 
 if TYPE_CHECKING:
-    from service.index import Indexer
+    from service.readmodel.indexer import Indexer
     from service.streams import Publisher
 
 POLL = 0.2  # SQLite: seconds between looks for new events
