@@ -2,7 +2,7 @@
 
 Live streams over HTTP as Server-Sent Events (``text/event-stream``): one table's events
 (``GET /tables/{table_id}/events`` with that Accept, negotiated in api/tables.py) and every table's head
-(``GET /events``). The service's feeds (service/streams.py) say what to send and when; here they become
+(``GET /events``). The service's feeds (service/streams/) say what to send and when; here they become
 messages:
 
     id: <version, or position in the log>

@@ -67,7 +67,7 @@ PERSISTENCE_MODULES = ("eventsourcing.sqlite", "eventsourcing.postgres", "events
 # What PostgreSQL needs to be found at all; the library would otherwise stop with a traceback.
 POSTGRES_REQUIRED = ("POSTGRES_HOST", "POSTGRES_DBNAME", "POSTGRES_USER")
 LOG_FORMATS = ("json", "text")
-# Live streams (service/streams.py): open at once per worker process, each holding one of its threads; and
+# Live streams (service/streams/): open at once per worker process, each holding one of its threads; and
 # the seconds of silence after which a stream sends a heartbeat, so that clients and proxies see it alive.
 DEFAULT_MAX_STREAMS = 32
 MAX_MAX_STREAMS = 10_000

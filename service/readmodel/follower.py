@@ -123,7 +123,7 @@ class Follower:
     def __init__(self, indexer: Indexer, recorder: ApplicationRecorder, publisher: Publisher | None = None) -> None:
         self.indexer = indexer
         self.recorder = recorder
-        # Told of everything read, before it is indexed: the live streams of this process (service/streams.py).
+        # Told of everything read, before it is indexed: the live streams of this process (service/streams/).
         self.publisher = publisher
         self.running = False
         self._warned = False  # of the current failure: one warning, not one a second while the database is away

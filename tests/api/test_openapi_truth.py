@@ -31,6 +31,7 @@ from service.config import load
 from service.errors import StoreUnavailable
 from service.readmodel.rows import ROUNDS
 from service.store import LazyService
+from tests.feeds import held_streams
 from tests.helpers import Seeds, StepClock, pick, stacked_shoe
 from tests.sse import SSE, messages, parse
 from tests.tampering import Rows
@@ -308,7 +309,7 @@ def full_worker(path: Callable[[Worlds], str]) -> Send:
 
     def send(w: Worlds) -> Any:
         hub = w.main.services[0].hub
-        held = [hub.admit("table") for _ in range(hub.max_streams - hub.open_streams)]
+        held = [hub.admit("table") for _ in range(hub.max_streams - held_streams(hub))]
         try:
             return w.main.call("GET", path(w), **live())
         finally:

@@ -18,6 +18,7 @@ from api.app import create_app
 from service.application import TablesService
 from service.config import load
 from service.errors import StoreUnavailable
+from tests.feeds import held_streams
 from tests.helpers import Seeds, StepClock, pick
 from tests.sse import SSE, Comment, Message, Parser, heartbeats, messages
 
@@ -172,14 +173,14 @@ def test_a_last_event_id_that_is_no_version_is_a_400_saying_what_it_must_be(make
     assert response.status_code == 400 and response.mimetype == "application/json"
     assert response.json["errors"] == {field: ["Last-Event-ID is the id of the last message received (a version): "
                                                 "a whole number."]}
-    assert client.service.hub.open_streams == 0
+    assert held_streams(client.service.hub) == 0
 
 
 def test_an_unknown_table_is_a_404_before_any_stream(make_client):
     client = make_client()
     response = client.get("/tables/00000000-0000-4000-8000-000000000000/events", headers={"Accept": SSE})
     assert response.status_code == 404 and response.mimetype == "application/json"
-    assert client.service.hub.open_streams == 0
+    assert held_streams(client.service.hub) == 0
 
 
 def test_without_text_event_stream_in_accept_the_events_are_a_page_as_before(make_client):
@@ -208,7 +209,7 @@ def test_a_read_that_fails_ends_the_stream_cleanly_and_the_log_says_why(make_cli
     lines = [json.loads(line) for line in capsys.readouterr().err.splitlines() if "failing-stream" in line]
     assert [line["message"] for line in lines if line["logger"] == "zametano.streams"] == [
         "a live stream ended early: the event store is not reachable (the database is down)"]
-    assert client.service.hub.open_streams == 0
+    assert held_streams(client.service.hub) == 0
 
 
 # --- limits ---------------------------------------------------------------------------------------------

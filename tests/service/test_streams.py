@@ -1,4 +1,4 @@
-"""Live streams in the service (service/streams.py): a table's events after a version, then each new one as
+"""Live streams in the service (service/streams/): a table's events after a version, then each new one as
 it is recorded, each once and in order, whoever records it and however many write at once; every table's head
 as it changes, from now or resumed from a position; at most ZAMETANO_MAX_STREAMS at once in a process; and a
 process learns of new events once for all its streams."""
@@ -15,9 +15,10 @@ import pytest
 from prometheus_client import REGISTRY
 
 from domain.errors import DomainError
-from service import streams
 from service.application import TablesService
 from service.errors import ServiceError, StreamRefused, TableNotFound
+from service.streams import hub
+from tests import feeds
 from tests.helpers import pick
 
 PLAYERS = ["anna", "boris", "vera"]
@@ -46,7 +47,7 @@ class Reading:
 
     def _run(self) -> None:
         try:
-            for item in self.feed:
+            for item in feeds.items(self.feed):
                 if item is None:
                     self.heartbeats += 1
                 else:
@@ -172,7 +173,7 @@ def test_a_quiet_feed_gives_a_heartbeat_after_its_silence(service):
     table_id = open_table(service)
     feed = service.table_feed(table_id, 0, QUIET)
     try:
-        items = iter(feed)
+        items = feeds.items(feed)
         assert next(items)["version"] == 1
         started = time.monotonic()
         assert next(items) is None
@@ -203,7 +204,7 @@ def test_the_streams_of_one_table_woken_by_one_change_read_it_once(service, read
 def test_an_unknown_table_is_refused_before_any_stream_opens(service):
     with pytest.raises(TableNotFound):
         service.table_feed("00000000-0000-4000-8000-000000000000", 0, QUIET)
-    assert service.hub.open_streams == 0
+    assert feeds.held_streams(service.hub) == 0
 
 
 def test_a_follower_that_subscribes_again_past_what_the_hub_heard_makes_every_stream_read_again(
@@ -234,16 +235,16 @@ def test_a_process_holds_at_most_max_streams_and_a_closed_feed_frees_its_place(m
     try:
         with pytest.raises(StreamRefused) as refused:
             service.heads_feed(None, QUIET)
-        assert refused.value.retry_after == streams.RETRY_FULL and "(2, ZAMETANO_MAX_STREAMS)" in refused.value.message
+        assert refused.value.retry_after == hub.RETRY_FULL and "(2, ZAMETANO_MAX_STREAMS)" in refused.value.message
         first.close()
         first.close()  # twice frees it once
         third = service.heads_feed(None, QUIET)
-        assert service.hub.open_streams == 2
+        assert feeds.held_streams(service.hub) == 2
         third.close()
     finally:
         first.close()
         second.close()
-    assert service.hub.open_streams == 0 and open_streams("table") == before
+    assert feeds.held_streams(service.hub) == 0 and open_streams("table") == before
 
 
 def test_stopping_ends_every_stream_at_once_and_refuses_new_ones(service, reading):
@@ -252,15 +253,15 @@ def test_stopping_ends_every_stream_at_once_and_refuses_new_ones(service, readin
     heads_reader = reading(service.heads_feed(None, 3600.0))
     eventually(lambda: table_reader.versions() == [1], "the stream sent the opening")
 
-    streams.stop_all()  # what a worker does when gunicorn tells it to stop
+    hub.stop_all()  # what a worker does when gunicorn tells it to stop
 
     table_reader.thread.join(5)
     heads_reader.thread.join(5)
     assert not table_reader.thread.is_alive() and not heads_reader.thread.is_alive()
-    assert service.hub.open_streams == 0
+    assert feeds.held_streams(service.hub) == 0
     with pytest.raises(StreamRefused) as refused:
         service.table_feed(table_id, 0, QUIET)
-    assert refused.value.retry_after == streams.RETRY_STOPPING and "stopping" in refused.value.message
+    assert refused.value.retry_after == hub.RETRY_STOPPING and "stopping" in refused.value.message
 
 
 # --- every table's head ------------------------------------------------------------------------------------
@@ -293,10 +294,10 @@ def test_the_heads_feed_from_now_sends_each_tables_new_heads_with_rising_positio
     assert quiet not in latest(reader)  # nothing before the stream opened
 
 
-@pytest.mark.parametrize("history", [streams.HISTORY, 2], ids=["kept by the hub", "read from the log"])
+@pytest.mark.parametrize("history", [hub.HISTORY, 2], ids=["kept by the hub", "read from the log"])
 def test_resuming_heads_sends_the_latest_head_of_every_table_changed_since_the_position(
         make_service, reading, monkeypatch, history):
-    monkeypatch.setattr(streams, "HISTORY", history)
+    monkeypatch.setattr(hub, "HISTORY", history)
     service = make_service(follow=True)
     moved, still = open_table(service), open_table(service)
     rng = random.Random(4)

@@ -1,0 +1,89 @@
+"""What the log says to the streams: which tables moved to which version, and each one's new head.
+
+The read model's follower (service/follower.py) hands what it reads to a ``Publisher``, which decodes it here
+once for every stream of the process and tells the hub (service/streams/hub.py).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import TYPE_CHECKING, Any
+
+from eventsourcing.utils import resolve_topic
+
+from domain.table import TableEvent, TableOpened
+
+if TYPE_CHECKING:
+    from service.streams.hub import Hub
+
+
+@dataclass(frozen=True)
+class HeadChange:
+    """A table's head after a change, at ``position`` in the notification log."""
+
+    position: int
+    table_id: str
+    version: int
+    digest: str
+    timestamp: str
+
+
+Opening = dict[str, Any]  # a table's game, players and opening time
+
+
+@lru_cache(maxsize=256)  # one entry per event class
+def is_table_topic(topic: str) -> bool:
+    try:
+        cls = resolve_topic(topic)
+    except Exception:  # noqa: BLE001 - a class that no longer exists is no table's head the hub can show
+        return False
+    return isinstance(cls, type) and issubclass(cls, TableEvent)
+
+
+def versions_of(events: Sequence[Any]) -> dict[str, int]:
+    """The last version of each table among recorded events (or notifications), in the order recorded."""
+    return {str(e.originator_id): e.originator_version for e in events}
+
+
+def heads_of(notes: Sequence[Any], mapper: Any) -> tuple[list[HeadChange], dict[str, Opening]]:
+    """Each table's last change among notifications, in position order, and the openings among them. A
+    notification that cannot be read is left out (its table's stream, reading the log, says so)."""
+    last: dict[str, Any] = {}
+    for note in notes:
+        last[str(note.originator_id)] = note
+    heads, openings = [], {}
+    for table_id, note in last.items():
+        if not is_table_topic(note.topic):
+            continue
+        try:
+            event = mapper.to_domain_event(note)
+        except Exception:  # noqa: BLE001 - a damaged event is the audit's to name
+            continue
+        heads.append(HeadChange(note.id, table_id, note.originator_version, event.digest, event.timestamp_text))
+        if isinstance(event, TableOpened):
+            openings[table_id] = opening_of(event)
+    heads.sort(key=lambda head: head.position)
+    return heads, openings
+
+
+def opening_of(event: TableOpened) -> Opening:
+    return {"game": event.game, "opened_at": event.timestamp_text, "players": list(event.players)}
+
+
+class Publisher:
+    """Tells a hub what the read model's follower reads (service/follower.py)."""
+
+    def __init__(self, hub: Hub, mapper: Any) -> None:
+        self.hub, self.mapper = hub, mapper
+
+    def subscribed(self, gt: int) -> None:
+        self.hub.subscribed(gt)
+
+    def read(self, notes: Sequence[Any]) -> None:
+        if not notes:
+            return
+        self.hub.moved(versions_of(notes))
+        heads, openings = heads_of(notes, self.mapper)
+        self.hub.heard(notes[-1].id, heads, openings)
