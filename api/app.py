@@ -33,7 +33,7 @@ def create_app(settings: Settings | None = None, service: Any = None) -> Flask:
     if service is None:
         # Built now if the event store answers, else on the first request after it does (service/store.py);
         # a CIPHER_KEY that cannot read the store stops the worker as it is built, with the reason. Its
-        # follower keeps the read model up to date in the background (service/follower.py).
+        # follower keeps the read model up to date in the background (service/readmodel/follower.py).
         service = LazyService(lambda: checked(TablesService(settings, follow=True)))
     app.extensions["zametano"] = service
     api = openapi.Api(app)

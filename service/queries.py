@@ -101,7 +101,7 @@ class Queries:
         """Every key receipts were signed with, the current one first (the body of GET /keys)."""
         return {"keys": self.signer.keys()}
 
-    # --- live streams (service/streams.py) -------------------------------------------------------------
+    # --- live streams (service/streams/) -------------------------------------------------------------
 
     def table_feed(self, table_id: str, after: int = 0, heartbeat: float = 15.0) -> streams.TableFeed:
         """The table's events after version ``after``, then each new one as it is recorded (an iterator that
@@ -124,7 +124,7 @@ class Queries:
         """The position of the last event recorded in the notification log (0: none)."""
         return self.recorder.max_notification_id() or 0
 
-    # --- the read model (service/index.py) -------------------------------------------------------------
+    # --- the read model (service/readmodel/) -------------------------------------------------------------
 
     def list_tables(self, game: str | None = None, after: int = 0, limit: int = 50) -> dict[str, Any]:
         """Tables in the order they were opened, from the read model (up to date with the log); a page starts
@@ -162,7 +162,7 @@ class Queries:
         """How far the read model is behind the log (``lag``, in events) and whether a follower keeps it up."""
         return self.index.status()
 
-    # --- the audits (service/audit.py) -----------------------------------------------------------------
+    # --- the audits (service/audit/) -----------------------------------------------------------------
 
     def round_audit(self, table_id: str, number: int) -> dict[str, Any]:
         """One finished round with its record and checks."""

@@ -64,7 +64,7 @@ class Indexer:
 
     def follow(self, publisher: Any = None) -> None:
         """Starts a thread that indexes events as they are recorded (stopped by close()), telling ``publisher``
-        (service/streams.py) of each list it reads. Not on a PostgreSQL pool of a single connection, which the
+        (service/streams/) of each list it reads. Not on a PostgreSQL pool of a single connection, which the
         follower's LISTEN would keep from every request."""
         pool = getattr(getattr(self.app.factory, "datastore", None), "pool", None)
         if isinstance(pool, psycopg_pool.ConnectionPool) and pool.max_size < 2:

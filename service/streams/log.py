@@ -1,6 +1,6 @@
 """What the log says to the streams: which tables moved to which version, and each one's new head.
 
-The read model's follower (service/follower.py) hands what it reads to a ``Publisher``, which decodes it here
+The read model's follower (service/readmodel/follower.py) hands what it reads to a ``Publisher``, which decodes it here
 once for every stream of the process and tells the hub (service/streams/hub.py).
 """
 
@@ -73,7 +73,7 @@ def opening_of(event: TableOpened) -> Opening:
 
 
 class Publisher:
-    """Tells a hub what the read model's follower reads (service/follower.py)."""
+    """Tells a hub what the read model's follower reads (service/readmodel/follower.py)."""
 
     def __init__(self, hub: Hub, mapper: Any) -> None:
         self.hub, self.mapper = hub, mapper
