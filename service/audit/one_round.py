@@ -1,4 +1,4 @@
-"""A round's audit: its events, the states before and after it, its cards, decisions and payments, and the checks."""
+"""A round's audit: its events, the states around it, its cards, decisions and payments, and the checks."""
 
 from __future__ import annotations
 
