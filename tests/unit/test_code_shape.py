@@ -68,11 +68,11 @@ def test_no_code_of_the_domain_the_service_or_the_api_is_unused():
 
 
 def test_the_audits_use_only_the_public_table_history():
-    """service/audit.py reads a table through TableHistory (service/history.py), and nothing outside the
+    """service/audit/ reads a table through TableHistory (service/history.py), and nothing outside the
     service's own class touches its private parts."""
     from service.history import TableHistory
 
-    audit = (ROOT / "service" / "audit.py").read_text(encoding="utf-8")
+    audit = "\n".join(path.read_text(encoding="utf-8") for path in sorted((ROOT / "service" / "audit").glob("*.py")))
     used = set(re.findall(r"\bhistory\.(\w+)", audit))
     assert used and used <= {name for name in vars(TableHistory) if not name.startswith("_")}
     outside = [path for package in ("api", "service", "scripts") for path in sorted((ROOT / package).rglob("*"))

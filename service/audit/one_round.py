@@ -1,0 +1,212 @@
+"""A round's audit: its events, the states around it, its cards, decisions and payments, and the checks."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from domain.table import TableEvent
+from service import present
+from service.audit.cards import check_cards, shoe_record
+from service.audit.chain import LogCheck
+from service.audit.money import check_money
+from service.audit.problems import at, unreadable_message
+from service.audit.read_model import catch_up, index_problems
+from service.audit.rules import check_rules
+from service.errors import DamagedLog, IndexIncomplete, NotFoundInHistory
+from service.history import TableHistory
+
+
+def round_audit(history: TableHistory, table_id: str, number: int) -> dict[str, Any]:
+    """One finished round: its events, the state before and after, cards, decisions, payments, and the
+    checks (docs/design.md "Replay and audit"). Reads only the round's events and two snapshot-based states.
+    A round whose stored events are not whole is audited as far as they allow, every break named."""
+    row = _finished_round(history, table_id, number)
+    first, last = row["first_version"], row["last_version"]
+    log, events = _round_log(history, table_id, first, last)
+    problems = list(log.problems)
+    state_before = _damaged_state(history, table_id, first - 1, problems, bool(problems)) if first > 1 else None
+    state_after = _damaged_state(history, table_id, last, problems, bool(problems))
+    shoes, shoe_problems = _log_shoes(history, table_id, events)
+    cards_ok, card_problems = check_cards(events, shoes)
+    if shoe_problems:
+        cards_ok, card_problems = False, shoe_problems + card_problems
+    rule_problems = _round_rules(history, table_id, first, events)
+    if state_after is None or (first > 1 and state_before is None):
+        money_problems = [at("money", None, "the states around the round cannot be rebuilt: the money is not checked")]
+    else:
+        money_problems = check_money(state_before, state_after, events)
+    shown = present.events(events)
+    return {
+        **{k: v for k, v in row.items() if k != "table_id"},
+        "events": shown,
+        "state_before": state_before,
+        "state_after": state_after,
+        **present.round_record(shown),
+        "checks": {
+            "chain": not [p for p in problems if p["check"] == "chain"],
+            "cards": cards_ok,
+            "rules": not rule_problems,
+            "money": not money_problems,
+        },
+        "problems": problems + card_problems + rule_problems + money_problems + index_problems(history, table_id),
+    }
+
+
+def _finished_round(history: TableHistory, table_id: str, number: int) -> dict[str, Any]:
+    """The read model's row of the round: where it starts and ends in the log."""
+    history.require_table(table_id)
+    stuck = catch_up(history)
+    row = history.indexed_round(table_id, number)
+    if row is not None:
+        return row
+    index_error = history.index_error(table_id)
+    if index_error is not None:
+        raise IndexIncomplete(table_id, index_error, f"Round {number}")
+    if stuck is not None and 1 <= number <= 2**62:  # a larger number cannot exist
+        raise stuck  # the round may lie past a row the read model could not read: a 409 that says so
+    indexed = history.indexed_table(table_id)
+    finished = indexed["rounds"] if indexed is not None else 0
+    raise NotFoundInHistory(
+        f"Table '{table_id}' has no finished round {number}; "
+        + {0: "it has none yet.", 1: "its only finished round is 1."}.get(finished, f"its finished rounds are 1 to {finished}.")
+    )
+
+
+def _round_log(history: TableHistory, table_id: str, first: int, last: int) -> tuple[LogCheck, list[TableEvent]]:
+    """The round's stored rows checked as a stretch of the log (from the digest of the event before it), and
+    the events among them that can be read."""
+    log = LogCheck(first, "")
+    if first > 1:  # the event before the round, for the first link of its chain
+        before = history.stored_rows(table_id, first - 2, first - 1)
+        if not before:
+            log = LogCheck(first, None)
+            log.problems.append(at("chain", first - 1, f"version {first - 1}, just before the round, is missing: "
+                                                       f"the round's first digest cannot be checked"))
+        elif before[0][1] is None:
+            log = LogCheck(first, None)
+            log.problems.append(at("chain", first - 1, unreadable_message(first - 1)))
+        else:
+            log = LogCheck(first, before[0][1].digest, before[0][1].timestamp)
+    events: list[TableEvent] = []
+    for version, e in history.stored_rows(table_id, first - 1, last):
+        if e is None:
+            log.unreadable(version)
+        else:
+            log.feed(e)
+            events.append(e)
+    log.end(last)
+    return log, events
+
+
+def _damaged_state(history: TableHistory, table_id: str, version: int, problems: list[dict[str, Any]], quiet: bool) -> dict[str, Any] | None:
+    """The state at ``version``, or None where the log cannot give it (named, unless already named)."""
+    try:
+        return history.state_at(table_id, version)
+    except DamagedLog as exc:
+        if not quiet:
+            problems.append(at("chain", exc.version, f"the state at version {version} cannot be rebuilt: {exc.detail}"))
+        return None
+
+
+def _log_shoes(history: TableHistory, table_id: str, events: list[TableEvent]) -> tuple[dict[int, dict[str, Any]], list[dict[str, Any]]]:
+    """The shoes dealt from in ``events``, as the log records them. The read model only says where to look
+    (the versions of each shoe's ShoeShuffled and ShoeRevealed); the commitment, the seed and the cut are read
+    from those very events, so a seed altered in the log cannot hide behind the read model's copy."""
+    first_card: dict[int, int] = {}
+    for e in events:
+        if e.type == "CardDealt":
+            first_card.setdefault(e.shoe, e.originator_version)  # type: ignore[attr-defined]
+    shoes: dict[int, dict[str, Any]] = {}
+    problems: list[dict[str, Any]] = []
+    for row in history.indexed_shoes(table_id, sorted(first_card)):
+        number = row["shoe"]
+        shuffled = _one(history, table_id, row["shuffled_version"], "ShoeShuffled", number, problems)
+        if shuffled is None:
+            continue
+        shoe = shoe_record(shuffled)
+        cut = _find_cut(history, table_id, row["shuffled_version"], first_card[number], number)
+        if cut is not None:
+            shoe["cut"], shoe["cut_version"] = cut.position, cut.originator_version  # type: ignore[attr-defined]
+        if row["revealed_version"] is not None:
+            revealed = _one(history, table_id, row["revealed_version"], "ShoeRevealed", number, problems)
+            if revealed is None:
+                continue
+            shoe["seed"], shoe["revealed_version"] = revealed.seed, revealed.originator_version  # type: ignore[attr-defined]
+        shoes[number] = shoe
+    return shoes, problems
+
+
+def _one(history: TableHistory, table_id: str, version: int, kind: str, shoe: int, problems: list[dict[str, Any]]) -> TableEvent | None:
+    """The event at ``version``, which must be the ``kind`` of ``shoe``; else a problem saying what is there."""
+    rows = history.stored_rows(table_id, version - 1, version)
+    event = rows[0][1] if rows else None
+    if event is not None and event.type == kind and event.shoe == shoe:  # type: ignore[attr-defined]
+        return event
+    there = ("nothing (the version is missing)" if not rows else "a row that cannot be read" if event is None
+             else f"{event.type} {present.event_text(event, False)}")
+    problems.append(at("cards", version, f"shoe {shoe} has its {kind} at version {version}, but the log now has "
+                                         f"{there} there", event.type if event else None))
+    return None
+
+
+def _find_cut(history: TableHistory, table_id: str, shuffled: int, first_card: int, shoe: int) -> TableEvent | None:
+    """The shoe's ShoeCut: between its shuffle and its first card (right after the shuffle in practice, so the
+    first small read finds it); None for a deck dealt uncut."""
+    after = shuffled
+    while after < first_card:
+        try:
+            page = history.read_events(table_id, after=after, upto=first_card, limit=8)
+        except DamagedLog:
+            return None  # the rows in between are named by the log's own check
+        for e in page:
+            if getattr(e, "shoe", None) == shoe and e.type in ("ShoeCut", "CardDealt", "ShoeShuffled"):
+                return e if e.type == "ShoeCut" else None
+        if len(page) < 8:
+            return None
+        after = page[-1].originator_version
+    return None
+
+
+def _round_rules(history: TableHistory, table_id: str, first: int, events: list[TableEvent]) -> list[dict[str, Any]]:
+    """The round's commands run again through the rules. Whole commands: a round may start or end inside one
+    (the card lottery's stage 2 begins in the command that reveals the last stage-1 round)."""
+    if not events:
+        return [at("rules", first, "none of the round's events can be read: no command was checked")]
+    whole = _whole_commands(history, table_id, events)
+    start = whole[0].originator_version
+    problems: list[dict[str, Any]] = []
+    rebuild = lambda v: history.table(table_id, version=v)  # noqa: E731
+    try:
+        table_before = rebuild(start - 1)
+    except DamagedLog as exc:
+        table_before = None
+        problems.append(at("rules", start - 1, f"the table cannot be rebuilt at version {start - 1} to "
+                                               f"check the round's commands ({exc.detail})"))
+    return problems + check_rules(table_before, whole, rebuild)
+
+
+def _whole_commands(history: TableHistory, table_id: str, events: list[TableEvent]) -> list[TableEvent]:
+    """The events widened to the whole commands they belong to, read a few at a time: most rounds start
+    and end at a command's edge, so one small read each way shows it. Damage at the edges stops the widening
+    (the log's own check names it; the rules check then says which commands it could not run)."""
+    head = _same_command_beyond(history, table_id, events[0], backwards=True)
+    tail = _same_command_beyond(history, table_id, events[-1], backwards=False)
+    return list(reversed(head)) + events + tail
+
+
+def _same_command_beyond(history: TableHistory, table_id: str, edge: TableEvent, backwards: bool) -> list[TableEvent]:
+    """The events of ``edge``'s command before it (nearest first) or after it."""
+    found: list[TableEvent] = []
+    try:
+        while True:
+            at_version = (found[-1] if found else edge).originator_version
+            if backwards:
+                page = history.read_events(table_id, upto=at_version - 1, newest_first=True, limit=8)
+            else:
+                page = history.read_events(table_id, after=at_version, limit=8)
+            same = [e for e in page if e.command == edge.command]  # type: ignore[attr-defined]
+            found += same
+            if len(same) < len(page) or len(page) < 8:
+                return found
+    except DamagedLog:
+        return found

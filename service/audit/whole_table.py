@@ -1,0 +1,116 @@
+"""A whole table verified in one pass over its stored log: the chain, every shoe, every command, the money."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from domain.table import TableEvent
+from service.audit.cards import ShoeLog, by_number, check_shoe
+from service.audit.chain import LogCheck
+from service.audit.money import check_money
+from service.audit.problems import at, versions
+from service.audit.read_model import catch_up, index_problems
+from service.audit.rules import RulesCheck
+from service.errors import DamagedLog
+from service.history import TableHistory
+
+
+class _WholeLog:
+    """Everything verify() learns in one pass over the stored log."""
+
+    def __init__(self, history: TableHistory, table_id: str) -> None:
+        self.log, self.shoes = LogCheck(), ShoeLog()
+        self.rules = RulesCheck(None, lambda v: history.table(table_id, version=v))
+        self.payments: list[TableEvent] = []
+        self._pending: list[TableEvent] = []
+
+    def read(self, history: TableHistory, table_id: str) -> None:
+        after = 0
+        while True:
+            batch = history.stored_rows(table_id, after, None, limit=1000)
+            for version, e in batch:
+                self._feed(version, e)
+            if len(batch) < 1000:
+                break
+            after = batch[-1][0]
+        if self._pending:
+            self.rules.feed(self._pending)
+
+    def _feed(self, version: int, e: TableEvent | None) -> None:
+        if e is None:
+            self.log.unreadable(version)
+            self._pending = []  # the command around an unreadable row cannot be run again
+            return
+        self.log.feed(e)
+        self.shoes.feed(e)
+        if e.type == "PaymentMade":
+            self.payments.append(e)
+        if self._pending and e.command != self._pending[-1].command:
+            self.rules.feed(self._pending)
+            self._pending = []
+        self._pending.append(e)
+
+
+def verify(history: TableHistory, table_id: str) -> dict[str, Any]:
+    """The whole table: the log whole and in order, the chain from its first event, every shoe against the
+    seed and commitment the log records, every command run again through the rules, and the money."""
+    history.require_table(table_id)
+    catch_up(history)
+    # Read before the log, which only grows: in an honest store neither can be ahead of what is read next.
+    indexed = history.indexed_table(table_id)
+    snapshot = history.snapshot_version(table_id)
+    whole = _WholeLog(history, table_id)
+    whole.read(history, table_id)
+    end = whole.log.last or 0
+    problems = list(whole.log.problems) + _ends_ahead(end, snapshot, indexed)
+    chain_problems = [p for p in problems if p["check"] == "chain"]
+    shoe_rows, shoe_problems = _shoe_rows(whole.shoes)
+    problems += shoe_problems + whole.shoes.problems + whole.rules.problems
+    try:
+        head = history.current_state(table_id)
+    except DamagedLog as exc:
+        if not chain_problems:
+            problems.append(at("chain", exc.version, f"the table's state cannot be rebuilt: {exc.detail}"))
+    else:
+        # Payments missing from a damaged log cannot add up to the balances: that is named at its version.
+        problems += check_money(None, head, whole.payments)
+    problems += index_problems(history, table_id)
+    first_broken = min((p["version"] for p in chain_problems), default=None)
+    return {
+        "ok": not problems,
+        "chain": {"events": whole.log.rows, "last_version": end, "ok": not chain_problems,
+                  "first_broken_version": first_broken},
+        "shoes": shoe_rows,
+        "commands_checked": whole.rules.commands,
+        "rounds_checked": indexed["rounds"] if indexed else 0,
+        "problems": problems,
+    }
+
+
+def _ends_ahead(end: int, snapshot: int | None, indexed: dict[str, Any] | None) -> list[dict[str, Any]]:
+    """A snapshot, or the read model's count, past the log's last version: the log was cut short behind them."""
+    problems = []
+    if snapshot is not None and snapshot > end:
+        problems.append(at("chain", end + 1, f"the snapshot at version {snapshot} is ahead of the log, which ends at "
+                                             f"{end} ({versions(end + 1, snapshot)} missing)"))
+    if indexed is not None and indexed["version"] > max(end, snapshot or 0):
+        problems.append(at("chain", end + 1, f"the read model counted the table up to version {indexed['version']}, "
+                                             f"but the log ends at {end} ({versions(end + 1, indexed['version'])} "
+                                             "missing)"))
+    return problems
+
+
+def _shoe_rows(shoes: ShoeLog) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Each shoe of the log checked: its row of the verify report, and its problems."""
+    rows, problems = [], []
+    for number in sorted(set(shoes.shoes) | set(shoes.dealt), key=by_number):
+        shoe, cards = shoes.shoes.get(number), shoes.dealt.get(number, [])
+        ok, found = check_shoe(number, shoe, cards)
+        problems += found
+        rows.append({
+            "shoe": number, "deck": shoe and shoe["deck"], "decks": shoe and shoe["decks"],
+            "cut": shoe["cut"] if shoe else 0, "dealt": len(cards), "revealed": bool(shoe and shoe["seed"] is not None),
+            "ok": ok, "shuffled_version": shoe and shoe["shuffled_version"],
+            "revealed_version": shoe and shoe["revealed_version"],
+        })
+    return rows, problems
