@@ -17,6 +17,7 @@ from typing import Any
 from cryptography.hazmat.primitives import serialization
 
 from domain.chain import canonical_json
+from domain.rounds import Event, RoundMarks, RoundTracker
 from domain.table import Table
 
 START = datetime(2026, 11, 29, 20, 15, 3, tzinfo=timezone.utc)
@@ -127,3 +128,10 @@ def sign_receipt(private: Any, fields: dict[str, Any], key_id: str | None = None
     unsigned = {**fields, "key_id": key_id or key_listing(private)["key_id"]}
     signature = private.sign(canonical_json(unsigned).encode("utf-8"))
     return {**unsigned, "signature": base64.urlsafe_b64encode(signature).rstrip(b"=").decode()}
+
+
+def rounds_of(marks: RoundMarks, events: list[Event]) -> list[dict[str, Any]]:
+    """Every finished round of a whole log."""
+    tracker = RoundTracker(marks)
+    out = [r for e in events for r in tracker.feed(e)]
+    return out + tracker.flush()
