@@ -8,9 +8,9 @@ of cards; fines to the kitty; both decks revealed; the next game's pot starts fr
 from __future__ import annotations
 
 from collections.abc import Callable
-from itertools import combinations, product
 from typing import Any
 
+from domain.card_lottery import bounds as B
 from domain.card_lottery import rules as R
 from domain.card_lottery.events import (
     CardPlayed,
@@ -30,7 +30,7 @@ from domain.card_lottery.events import (
     Stage2Ended,
     TrickTaken,
 )
-from domain.cards import rank, suit
+from domain.cards import suit
 from domain.errors import BadArgument, IllegalPlay, InvalidPlayers, InvalidRules
 from domain.events import DEALER_RULE, SERVICE, CardDealt, ShoeShuffled
 from domain.game import FieldSpec, applies, command
@@ -134,13 +134,13 @@ class CardLotteryTable(Table):
         if p == DEAL:
             return [self.expect("deal", self.dealer)]
         if p == LEAD:
-            return [self.expect("lead", self.leader, cards=self._lead_bounds())]
+            return [self.expect("lead", self.leader, cards=B.lead_bounds(self.hands[self.leader]))]
         if p == BEAT:
             if R.can_beat(self.led, self.hands[self.target]):
-                return [self.expect("beat", self.target, cards=self._beat_bounds())]
+                return [self.expect("beat", self.target, cards=B.beat_bounds(self.led, self.hands[self.target]))]
             return [self.expect("take", self.target)]
         if p == PLAY:
-            return [self.expect("play", self.turn, card={"cards": self._playable()})]
+            return [self.expect("play", self.turn, card={"cards": B.playable(self.hands[self.turn], self.trick)})]
         return []
 
     def _least_contribution(self) -> int:
@@ -150,25 +150,6 @@ class CardLotteryTable(Table):
     def _carried(self) -> int:
         kitty = self.accounts.get("kitty", 0) if self.game_rounds == 0 else 0
         return self.accounts.get("pot", 0) + kitty
-
-    def _lead_bounds(self) -> dict[str, Any]:
-        hand = self.hands[self.leader]
-        pairs = [list(pair) for pair in combinations(hand, 2) if rank(pair[0]) == rank(pair[1])]
-        return {"cards": list(hand), "min_count": 1, "max_count": 2, "sets": [[c] for c in hand] + pairs}
-
-    def _beat_bounds(self) -> dict[str, Any]:
-        hand = self.hands[self.target]
-        each = [[c for c in hand if R.beats(led, c)] for led in self.led]
-        return {
-            "cards": [c for c in hand if any(c in answers for answers in each)],
-            "count": len(self.led),
-            "sets": [list(s) for s in product(*each) if len(set(s)) == len(s)],
-        }
-
-    def _playable(self) -> list[str]:
-        hand = self.hands[self.turn]
-        led_suit = suit(self.trick[0][1]) if self.trick else None
-        return [c for c in hand if R.may_play(c, led_suit, hand)]
 
     def _may_issue(self, command: str, player: str) -> bool:
         if self.phase == BEAT and command in ("beat", "take") and player == self.target:
@@ -333,7 +314,7 @@ class CardLotteryTable(Table):
     def _play(self, rec: Recorder, player: str, card: str) -> None:
         """`tricks`: a card, following the led suit if you can; the highest of the led suit takes the trick."""
         hand = self.hands[player]
-        led_suit = suit(self.trick[0][1]) if self.trick else None
+        led_suit = B.led_suit(self.trick)
         if card not in hand:
             raise IllegalPlay(f"{card} is not in your hand.")
         if not R.may_play(card, led_suit, hand):
