@@ -30,7 +30,7 @@ from webargs.flaskparser import FlaskParser
 from werkzeug.exceptions import RequestEntityTooLarge
 
 from api.errors import error_body
-from domain.table import MAX_NAME_LENGTH
+from domain.inputs import MAX_NAME_LENGTH
 
 MAX_TEXT_LENGTH = 64  # command names, cards, decks, rule options, cursors: the longest is far shorter
 MAX_DEPTH = 32  # the API's bodies nest at most 3 levels

@@ -9,9 +9,10 @@ How a game plugs in (``domain/<game>/``):
 - ``rules.py``: the rules as small pure functions, and the options as an ``OptionSpec`` tuple (the base
   resolves them with ``resolve_options``; a game whose options depend on one another overrides the
   table's ``_resolve_rules``).
-- ``table.py``: the aggregate, a subclass of ``domain.table.Table``, and its events (subclasses of
-  ``domain.table.TableEvent``; their module path and class name are stored topics: never move or rename
-  one without registering the old topic). The aggregate registers
+- ``events.py``: its events (subclasses of ``domain.events.TableEvent``; their topics, module path and
+  class name, are stored: never rename one, and one that moves keeps its first topic with
+  ``domain.events.keep_topics``).
+- ``table.py``: the aggregate, a subclass of ``domain.table.Table``. It registers
 
   - each command with ``@command("place_stake", amount=FieldSpec("amount"))`` on a method
     ``(self, rec, player, **fields)``, or ``(self, rec, player, new_seed, **fields)`` with

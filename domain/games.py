@@ -9,7 +9,7 @@ from __future__ import annotations
 from domain import card_lottery, chemin_de_fer, punto_banco
 from domain.game import Game
 from domain.rounds import RoundMarks
-from domain.table import SERVICE
+from domain.events import SERVICE
 
 
 def registry(*games: Game) -> dict[str, Game]:

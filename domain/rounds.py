@@ -68,10 +68,3 @@ class RoundTracker:
             "ended_at": last["timestamp"],
             "summary": self.marks.describe(opened["summary"]),
         }
-
-
-def rounds_of(marks: RoundMarks, events: list[Event]) -> list[dict[str, Any]]:
-    """Every finished round of a whole log."""
-    tracker = RoundTracker(marks)
-    out = [r for e in events for r in tracker.feed(e)]
-    return out + tracker.flush()

@@ -1,5 +1,7 @@
-"""What every table shares, whatever the game: the event envelope, the hash chain, the shoes, the
-bookkeeping, and the running of commands (the contract a game plugs into is domain/game.py).
+"""The base aggregate of every card table: the shoes, the bookkeeping and the running of commands.
+
+What every table shares, whatever the game (the contract a game plugs into is domain/game.py; the events
+every game records are domain/events.py's, recorded through domain/recorder.py's ``Recorder``).
 
 Decide, then record: a command method validates, decides what happens and records events through a
 ``Recorder``; applying an event only assigns state (the handlers registered with ``@applies``), never
@@ -8,141 +10,31 @@ raises, never reads a clock or a random source, so replays run the apply code an
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable, Mapping
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any, ClassVar
 
 from eventsourcing.domain import Aggregate
 
 from domain import chain
-from domain.errors import BadArgument, InvalidPlayers, NotAllowedNow, UnknownCommand
-from domain.game import CommandSpec, Game, applies, resolve_options
-from domain.shuffle import ALGORITHM, commitment, shoe_order
-from domain.words import counted
-
-MAX_NAME_LENGTH = 40
-SERVICE = "service"
-DEALER_RULE = "dealer-rule"
-Issued = tuple[str, str, dict[str, Any]]  # a command as issued: its name, who issued it, its fields
-_ENVELOPE = frozenset(
-    {"originator_id", "originator_version", "originator_topic", "timestamp", "actor", "digest", "command"}
+from domain.errors import BadArgument, NotAllowedNow
+from domain.events import (
+    DEALER_RULE,
+    SERVICE,
+    CardDealt,
+    PaymentMade,
+    ShoeCut,
+    ShoeRevealed,
+    ShoeShuffled,
+    TableEvent,
+    TableOpened,
 )
+from domain.game import CommandSpec, Game, applies, resolve_options
+from domain.inputs import parse_args, validate_players
+from domain.recorder import Recorder
+from domain.shuffle import ALGORITHM, commitment, shoe_order
 
-
-class TableEvent(Aggregate.Event):
-    """A past-tense fact about a table, with the envelope of docs/design.md.
-
-    ``command`` numbers the command that produced the event: the service uses it to tell a state in
-    the middle of one command (which expects nothing) from the state at the end of one.
-    """
-
-    actor: str
-    digest: str
-    command: int
-
-    @property
-    def type(self) -> str:
-        return type(self).__name__
-
-    @property
-    def data(self) -> dict[str, Any]:
-        """Everything but the envelope: what the chain hashes (less ``seed``) and the events API shows."""
-        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name not in _ENVELOPE}
-
-    @property
-    def public_data(self) -> dict[str, Any]:
-        """``data`` as any caller may see it: a seed only once a ShoeRevealed publishes it."""
-        data = self.data
-        if self.type == "ShoeShuffled":
-            data.pop("seed", None)
-        return data
-
-    def public(self) -> dict[str, Any]:
-        """The event as the events API and auditors see it: the envelope and the public data."""
-        return {
-            "version": self.originator_version,
-            "type": self.type,
-            "timestamp": self.timestamp_text,
-            "actor": self.actor,
-            "data": self.public_data,
-            "digest": self.digest,
-            "command": self.command,
-        }
-
-    @property
-    def timestamp_text(self) -> str:
-        return chain.format_timestamp(self.timestamp)
-
-    def apply(self, aggregate: Any) -> None:
-        """The base's bookkeeping for every event (eventsourcing sets the version and ``modified_on``),
-        then the handlers registered for the event's class, the base's first."""
-        aggregate.head = self.digest
-        aggregate.commands = self.command
-        for handler in aggregate.HANDLERS.get(type(self), ()):
-            handler(aggregate, self)
-
-
-class TableOpened(TableEvent, Aggregate.Created):
-    """The first event of every table: the game, the players as listed, and the rules in force."""
-
-    game: str
-    players: list[str]
-    rules: dict[str, Any]
-
-
-class ShoeShuffled(TableEvent):
-    shoe: int
-    deck: str
-    decks: int
-    algorithm: str
-    commitment: str
-    seed: str
-
-
-class ShoeCut(TableEvent):
-    shoe: int
-    position: int
-
-
-class CardDealt(TableEvent):
-    shoe: int
-    position: int
-    card: str
-    to: str
-    face_up: bool
-
-
-class ShoeRevealed(TableEvent):
-    shoe: int
-    seed: str
-
-
-class PaymentMade(TableEvent):
-    payer: str
-    payee: str
-    amount: int
-    reason: str
-
-
-class Recorder:
-    """Records the events of one command: one clock reading, one command number, a strictly rising time."""
-
-    def __init__(self, table: "Table", now: datetime, number: int | None = None) -> None:
-        self.table = table
-        self.now = now
-        self.number = table.commands + 1 if number is None else number
-
-    def __call__(self, event_class: type[TableEvent], actor: str, **data: Any) -> None:
-        table = self.table
-        # Timestamps of one table strictly increase, so that a moment names exactly one version.
-        moment = max(self.now, table.modified_on + timedelta(microseconds=1))
-        stamp = chain.format_timestamp(moment)
-        version = table.version + 1
-        head = chain.digest(table.head, version, event_class.__name__, stamp, actor, data)
-        table.trigger_event(
-            event_class, timestamp=moment, actor=actor, digest=head, command=self.number, **data
-        )
+Issued = tuple[str, str, dict[str, Any]]  # a command as issued: its name, who issued it, its fields
 
 
 class Table(Aggregate):
@@ -433,59 +325,8 @@ class Table(Aggregate):
 
 Table._register()
 
-
-def reserved_names() -> frozenset[str]:
-    # The registry imports every game, and every game imports this module: read it when it is needed.
-    from domain.games import reserved_names as registered
-
-    return registered()
-
-
-def validate_players(players: Any, low: int, high: int) -> list[str]:
-    if not isinstance(players, list) or not all(isinstance(p, str) for p in players):
-        raise InvalidPlayers("'players' must be a list of names.")
-    if not low <= len(players) <= high:
-        listed = counted(len(players), "player was", "players were")
-        raise InvalidPlayers(f"This game seats {low} to {high} players; {listed} listed.")
-    reserved = reserved_names()
-    for p in players:
-        if not p.strip() or len(p) > MAX_NAME_LENGTH or p != p.strip():
-            raise InvalidPlayers(
-                f"Player names are 1 to {MAX_NAME_LENGTH} characters without surrounding spaces; got {p!r}."
-            )
-        if p in reserved:
-            raise InvalidPlayers(
-                f"'{p}' is reserved (names not allowed: {', '.join(sorted(reserved))})."
-            )
-    dupes = sorted({p for p in players if players.count(p) > 1})
-    if dupes:
-        raise InvalidPlayers(f"Each player is listed once; listed twice: {', '.join(dupes)}.")
-    return list(players)
-
-
-def parse_args(game: str, commands: Mapping[str, CommandSpec], command: str, args: dict[str, Any]) -> dict[str, Any]:
-    """Checks a command's fields before any rule is consulted: known command, no missing or unknown field,
-    each field of its kind (``FieldSpec``)."""
-    if command not in commands:
-        raise UnknownCommand(command, game, sorted(commands))
-    spec = commands[command].fields
-    extra = sorted(set(args) - set(spec))
-    if extra:
-        takes = f"takes {', '.join(spec)}" if spec else "takes no fields besides 'command' and 'player'"
-        raise BadArgument(extra[0], f"'{command}' {takes}; unexpected field '{extra[0]}'.")
-    out: dict[str, Any] = {}
-    for name, field in spec.items():
-        if name not in args:
-            if field.optional:
-                continue
-            raise BadArgument(name, f"'{command}' needs the field '{name}' ({field.describe()}).")
-        value = args[name]
-        if not field.fits(value):
-            raise BadArgument(name, f"'{name}' must be {field.describe()}; got {value!r}.")
-        out[name] = value
-    return out
-
-
+# The events and the recorder lived here once: the games and the service import them from here too, and
+# the stored logs name the shared events by this module (domain/events.py keeps those topics).
 __all__ = [
     "DEALER_RULE",
     "Issued",
@@ -499,6 +340,4 @@ __all__ = [
     "Table",
     "TableEvent",
     "TableOpened",
-    "parse_args",
-    "validate_players",
 ]

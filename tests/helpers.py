@@ -17,6 +17,7 @@ from typing import Any
 from cryptography.hazmat.primitives import serialization
 
 from domain.chain import canonical_json
+from domain.rounds import Event, RoundMarks, RoundTracker
 from domain.table import Table
 from service.config import LIBRARY_VARIABLES, OWN_VARIABLES, SERVER_VARIABLES
 
@@ -146,3 +147,10 @@ def queued(committer: Any) -> int:
     """Commands handed to a group committer and waiting for a batch (not those being written)."""
     with committer._changed:
         return len(committer._queue)
+
+
+def rounds_of(marks: RoundMarks, events: list[Event]) -> list[dict[str, Any]]:
+    """Every finished round of a whole log."""
+    tracker = RoundTracker(marks)
+    out = [r for e in events for r in tracker.feed(e)]
+    return out + tracker.flush()

@@ -40,3 +40,16 @@ _.operation_helper
 _.ERROR_SCHEMA
 _.DEFAULT_ERROR_RESPONSE_NAME
 asset
+
+# eventsourcing: get_topic() reads an event class's TOPIC (set by domain/events.py's keep_topics), the topic
+# a stored event names its class by.
+_.TOPIC
+
+# Event fields no code of ours reads by name: every field of an event is read through dataclasses.fields()
+# (TableEvent.data), hashed into the chain, shown by the events API and checked by the audit.
+disposition  # domain/card_lottery/events.py: PrizeUnclaimed
+to_kitty  # domain/card_lottery/events.py: Stage1Ended
+from_banker  # domain/chemin_de_fer/events.py: BankPassed
+decision  # domain/punto_banco/events.py: DrawDecided
+player_hand  # domain/punto_banco/events.py: CoupDecided
+banker_hand  # domain/punto_banco/events.py: CoupDecided

@@ -4,7 +4,7 @@ from domain.card_lottery import rounds, rules
 from domain.card_lottery.table import CardLotteryTable
 from domain.card_lottery.view import view
 from domain.game import Game
-from domain.table import DEALER_RULE
+from domain.events import DEALER_RULE
 
 GAME = Game(
     name=rules.GAME,

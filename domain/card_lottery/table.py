@@ -8,135 +8,39 @@ of cards; fines to the kitty; both decks revealed; the next game's pot starts fr
 from __future__ import annotations
 
 from collections.abc import Callable
-from itertools import combinations, product
 from typing import Any
 
+from domain.card_lottery import bounds as B
 from domain.card_lottery import rules as R
-from domain.cards import rank, suit
-from domain.errors import BadArgument, IllegalPlay, InvalidPlayers, InvalidRules
-from domain.game import FieldSpec, applies, command
-from domain.table import (
-    Issued,
-    DEALER_RULE,
-    SERVICE,
-    CardDealt,
-    Recorder,
-    ShoeShuffled,
-    Table,
-    TableEvent,
+from domain.card_lottery.events import (
+    CardPlayed,
+    CardsBeaten,
+    CardsLed,
+    CardsSetAside,
+    CardsTaken,
+    ContributionsCollected,
+    GameEnded,
+    LotteryCardsRevealed,
+    PotDistributed,
+    PrizeUnclaimed,
+    PrizeWon,
+    RolesAssigned,
+    Stage1Ended,
+    Stage2Began,
+    Stage2Ended,
+    TrickTaken,
 )
+from domain.cards import suit
+from domain.errors import BadArgument, IllegalPlay, InvalidPlayers, InvalidRules
+from domain.events import DEALER_RULE, SERVICE, CardDealt, ShoeShuffled
+from domain.game import FieldSpec, applies, command
+from domain.recorder import Recorder
+from domain.table import Issued, Table
 from domain.words import counted
 
 SHUFFLE, COLLECT, LAY_OUT, DISTRIBUTE, DEAL, REVEAL = "shuffle", "collect", "lay_out", "distribute", "deal", "reveal"
 LEAD, BEAT, PLAY = "lead", "beat", "play"
 BANKER_DECK, DEALER_DECK = "banker", "dealer"
-
-
-# --- events ----------------------------------------------------------------------------------------
-
-class RolesAssigned(TableEvent):
-    """Who banks, who deals, and the holders in seat order (recorded with the opening)."""
-
-    banker: str
-    dealer: str
-    holders: list[str]
-
-
-class ContributionsCollected(TableEvent):
-    """B.1: every holder paid ``amount`` into the pot; ``pot`` is the round's pot with what was carried."""
-
-    round: int
-    amount: int
-    pot: int
-
-
-class PotDistributed(TableEvent):
-    """B.3: the banker's spread of the pot over the four lottery cards, in the order they were laid out."""
-
-    amounts: list[int]
-
-
-class LotteryCardsRevealed(TableEvent):
-    cards: list[str]
-    amounts: list[int]
-
-
-class PrizeWon(TableEvent):
-    """B.5: a holder held the card equal in rank and suit to a lottery card."""
-
-    holder: str
-    card: str
-    amount: int
-
-
-class PrizeUnclaimed(TableEvent):
-    """B.5: nobody held this lottery card; its money is carried to the next round or goes to the banker."""
-
-    card: str
-    amount: int
-    disposition: str
-
-
-class CardsSetAside(TableEvent):
-    """B.5: each holder's cards that won nothing go face down onto that holder's own pile."""
-
-    piles: dict[str, list[str]]
-
-
-class Stage1Ended(TableEvent):
-    """B.6: a deck ran short; money still in the pot went to the kitty."""
-
-    game: int
-    to_kitty: int
-
-
-class Stage2Began(TableEvent):
-    variant: str
-    leader: str
-    hands: dict[str, list[str]]
-
-
-class CardsLed(TableEvent):
-    holder: str
-    at: str
-    cards: list[str]
-
-
-class CardsBeaten(TableEvent):
-    holder: str
-    led: list[str]
-    cards: list[str]
-
-
-class CardsTaken(TableEvent):
-    """`beating`: the holder could not beat; the led cards go onto their penalty pile and they lose the lead."""
-
-    holder: str
-    cards: list[str]
-    next_leader: str
-
-
-class CardPlayed(TableEvent):
-    holder: str
-    card: str
-
-
-class TrickTaken(TableEvent):
-    holder: str
-    cards: list[str]
-
-
-class Stage2Ended(TableEvent):
-    """A holder is out of cards (``out``; none when stage 2 could not be played); fines are due."""
-
-    variant: str
-    out: str | None
-    fines: dict[str, int]
-
-
-class GameEnded(TableEvent):
-    game: int
-    kitty: int
 
 
 DECK = FieldSpec("choice", choices=(BANKER_DECK, DEALER_DECK), doc="Which deck: the banker's or the dealer's.")
@@ -230,13 +134,13 @@ class CardLotteryTable(Table):
         if p == DEAL:
             return [self.expect("deal", self.dealer)]
         if p == LEAD:
-            return [self.expect("lead", self.leader, cards=self._lead_bounds())]
+            return [self.expect("lead", self.leader, cards=B.lead_bounds(self.hands[self.leader]))]
         if p == BEAT:
             if R.can_beat(self.led, self.hands[self.target]):
-                return [self.expect("beat", self.target, cards=self._beat_bounds())]
+                return [self.expect("beat", self.target, cards=B.beat_bounds(self.led, self.hands[self.target]))]
             return [self.expect("take", self.target)]
         if p == PLAY:
-            return [self.expect("play", self.turn, card={"cards": self._playable()})]
+            return [self.expect("play", self.turn, card={"cards": B.playable(self.hands[self.turn], self.trick)})]
         return []
 
     def _least_contribution(self) -> int:
@@ -246,25 +150,6 @@ class CardLotteryTable(Table):
     def _carried(self) -> int:
         kitty = self.accounts.get("kitty", 0) if self.game_rounds == 0 else 0
         return self.accounts.get("pot", 0) + kitty
-
-    def _lead_bounds(self) -> dict[str, Any]:
-        hand = self.hands[self.leader]
-        pairs = [list(pair) for pair in combinations(hand, 2) if rank(pair[0]) == rank(pair[1])]
-        return {"cards": list(hand), "min_count": 1, "max_count": 2, "sets": [[c] for c in hand] + pairs}
-
-    def _beat_bounds(self) -> dict[str, Any]:
-        hand = self.hands[self.target]
-        each = [[c for c in hand if R.beats(led, c)] for led in self.led]
-        return {
-            "cards": [c for c in hand if any(c in answers for answers in each)],
-            "count": len(self.led),
-            "sets": [list(s) for s in product(*each) if len(set(s)) == len(s)],
-        }
-
-    def _playable(self) -> list[str]:
-        hand = self.hands[self.turn]
-        led_suit = suit(self.trick[0][1]) if self.trick else None
-        return [c for c in hand if R.may_play(c, led_suit, hand)]
 
     def _may_issue(self, command: str, player: str) -> bool:
         if self.phase == BEAT and command in ("beat", "take") and player == self.target:
@@ -429,7 +314,7 @@ class CardLotteryTable(Table):
     def _play(self, rec: Recorder, player: str, card: str) -> None:
         """`tricks`: a card, following the led suit if you can; the highest of the led suit takes the trick."""
         hand = self.hands[player]
-        led_suit = suit(self.trick[0][1]) if self.trick else None
+        led_suit = B.led_suit(self.trick)
         if card not in hand:
             raise IllegalPlay(f"{card} is not in your hand.")
         if not R.may_play(card, led_suit, hand):

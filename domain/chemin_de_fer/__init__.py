@@ -4,7 +4,7 @@ from domain.chemin_de_fer import rounds, rules
 from domain.chemin_de_fer.table import ChemindeferTable
 from domain.chemin_de_fer.view import view
 from domain.game import Game
-from domain.table import DEALER_RULE
+from domain.events import DEALER_RULE
 
 GAME = Game(
     name=rules.GAME,

@@ -4,7 +4,7 @@ from domain.game import Game
 from domain.punto_banco import rounds, rules
 from domain.punto_banco.table import PuntoBancoTable
 from domain.punto_banco.view import view
-from domain.table import DEALER_RULE
+from domain.events import DEALER_RULE
 
 GAME = Game(
     name=rules.GAME,

@@ -29,14 +29,7 @@ SPOTS = (PLAYER, BANKER, TIE)
 OPPOSITE = {PLAYER: BANKER, BANKER: PLAYER}
 
 # Who acts: the croupier named when the table opens, the players at the table; the house is an account.
-CROUPIER, HOUSE = "croupier", "house"
-WHO_MAY = {
-    "shuffle": CROUPIER,
-    "cut": PLAYER,
-    "place_stake": PLAYER,
-    "close_stakes": CROUPIER,
-    "deal": CROUPIER,
-}
+HOUSE = "house"
 
 DECKS_ALLOWED = (6, 8)
 TIE_PAYS_ALLOWED = (8, 9)
@@ -76,7 +69,6 @@ OPTIONS = (
 
 DEAL_ORDER = (PLAYER, BANKER, PLAYER, BANKER)
 LONGEST_COUP = 6  # two hands of two cards, then at most one third card each
-LONGEST_BURN = 11  # the turned card and at most ten burned after it
 
 WON, LOST, PUSH = "won", "lost", "push"
 PLAY_ON, LAST_COUP, SHOE_OVER = "play on", "last coup", "shoe over"
@@ -148,23 +140,6 @@ def _require_one_of(rules: dict[str, Any], name: str, allowed: tuple[int, ...]) 
 
 # --- who may do what -------------------------------------------------------------------------------
 
-def role_of(actor: str, croupier: str, players: Collection[str]) -> str | None:
-    """The croupier runs the table; the players stake and cut; anyone else has no say."""
-    if actor == croupier:
-        return CROUPIER
-    if actor in players:
-        return PLAYER
-    return None
-
-
-def may_issue(command: str, actor: str, croupier: str, players: Collection[str]) -> bool:
-    """"The croupier shuffles, closes the stakes and deals; a player cuts and stakes; the house banks."
-
-    The house is an account, never an actor: it issues no command.
-    """
-    return command in WHO_MAY and role_of(actor, croupier, players) == WHO_MAY[command]
-
-
 def check_croupier(croupier: Any, players: Collection[str]) -> str:
     """"A croupier is named when the table opens": a person, not one of the players who stake, not the house.
 
@@ -189,11 +164,6 @@ def burn_count(card: str) -> int:
     """"The first card of a shoe is turned and that many cards are burned": its point value; a ten or a
     court card burns ten, an ace one."""
     return point_value(card) or 10
-
-
-def burn(shoe: Sequence[str]) -> tuple[str, ...]:
-    """The cards out of play before the first coup: the turned card, then ``burn_count`` of it more."""
-    return tuple(shoe[: 1 + burn_count(shoe[0])])
 
 
 def stop_index(shoe_size: int, stop_card: int) -> int:
@@ -300,24 +270,9 @@ class Coup:
         return first_four + self.player[2:] + self.banker[2:]
 
     @property
-    def cards_used(self) -> int:
-        return len(self.player) + len(self.banker)
-
-    @property
     def player_third(self) -> int | None:
         """The point value of the player's third card, None if the player stood (what the banker's rule reads)."""
         return point_value(self.player[2]) if len(self.player) == 3 else None
-
-    def to_data(self) -> dict[str, Any]:
-        """Plain data for an event payload."""
-        return {
-            "player": list(self.player),
-            "banker": list(self.banker),
-            "player_total": self.player_total,
-            "banker_total": self.banker_total,
-            "natural": self.natural,
-            "outcome": self.outcome,
-        }
 
 
 class ShoeTooShort(ValueError):
@@ -357,35 +312,6 @@ def _card_at(cards: Sequence[str], position: int) -> str:
     if position >= len(cards):
         raise ShoeTooShort(f"the coup needs a card at position {position}; only {len(cards)} given")
     return cards[position]
-
-
-@dataclass(frozen=True)
-class ShoePlay:
-    """A shoe played to its end without stakes: what was burned, every coup, how many cards were left."""
-
-    burned: tuple[str, ...]
-    coups: tuple[Coup, ...]
-    cards_left: int
-
-
-def play_shoe(shoe: Sequence[str], stop_card: int) -> ShoePlay:
-    """Plays a cut shoe from its first card to its end: the burn, then coups until the coup after the
-    one in which the stop card comes out. What a simulation counts; no stakes, no money."""
-    size = len(shoe)
-    if stop_card < MIN_STOP_CARD or stop_index(size, stop_card) <= LONGEST_BURN:
-        raise ValueError(
-            f"a stop card {stop_card} from the end of {size} cards cannot be played: it must be at least "
-            f"{MIN_STOP_CARD} from the end and behind the burn"
-        )
-    burned = burn(shoe)
-    position, coups, state = len(burned), [], PLAY_ON
-    while state != SHOE_OVER:
-        coup = play_coup(shoe[position : position + LONGEST_COUP])
-        coups.append(coup)
-        end = position + coup.cards_used
-        state = after_coup(position, end, size, stop_card, last_coup=state == LAST_COUP)
-        position = end
-    return ShoePlay(burned, tuple(coups), size - position)
 
 
 # --- stakes ----------------------------------------------------------------------------------------
@@ -500,13 +426,6 @@ class StakeResult:
     commission: int
     amount: int
 
-    @property
-    def net(self) -> int:
-        """The player's gain (negative: loss) on this stake."""
-        if self.result == LOST:
-            return -self.amount
-        return self.winnings - self.commission
-
 
 def settle_stake(spot: str, amount: int, coup_outcome: str, rules: Mapping[str, Any]) -> StakeResult:
     """"A stake on the winning hand is paid 1 to 1, a banker stake less the commission. A tie pays tie
@@ -550,12 +469,3 @@ def settlement(
 
 def _payment(payer: str, payee: str, amount: int, reason: str, spot: str) -> dict[str, Any]:
     return {"payer": payer, "payee": payee, "amount": amount, "reason": reason, "spot": spot}
-
-
-def balances(payments: Sequence[Mapping[str, Any]]) -> dict[str, int]:
-    """Each account's gain from ``payments`` (received less paid); the gains always sum to zero."""
-    out: dict[str, int] = {}
-    for p in payments:
-        out[p["payer"]] = out.get(p["payer"], 0) - p["amount"]
-        out[p["payee"]] = out.get(p["payee"], 0) + p["amount"]
-    return out

@@ -16,93 +16,26 @@ from collections.abc import Callable
 from typing import Any
 
 from domain.baccarat import DRAW, STAND, hand_total
+from domain.events import DEALER_RULE, SERVICE, CardDealt, ShoeCut, ShoeRevealed, ShoeShuffled
 from domain.game import FieldSpec, applies, command
 from domain.punto_banco import rules as R
-from domain.table import (
-    DEALER_RULE,
-    SERVICE,
-    CardDealt,
-    Recorder,
-    ShoeCut,
-    ShoeRevealed,
-    ShoeShuffled,
-    Table,
-    TableEvent,
+from domain.punto_banco.events import (
+    CardsBurned,
+    CoupDecided,
+    DrawDecided,
+    RolesAssigned,
+    ShoeFinished,
+    StakePlaced,
+    StakesClosed,
+    StopCardCameOut,
 )
+from domain.recorder import Recorder
+from domain.table import Table
 
 SHUFFLE, CUT, STAKES, DEAL = "shuffle", "cut", "stakes", "deal"
 BURNING, SHOE_OVER = "burning", "shoe over"  # only ever seen between two events of one command
 BURN = "burn"  # where the turned card and the burned cards go (CardDealt.to)
 CROUPIER_COMMANDS = {"shuffle": "shuffle the shoe", "close_stakes": "close the stakes", "deal": "deal"}
-
-
-# --- events (past-tense facts; the shared ones live in domain/table.py) -----------------------------
-
-class RolesAssigned(TableEvent):
-    """Who runs the table, recorded with the opening: the croupier; every other player stakes and cuts."""
-
-    croupier: str
-
-
-class CardsBurned(TableEvent):
-    """The shoe's first card was turned face up, and ``burned`` cards after it went face down to the burn."""
-
-    shoe: int
-    turned: str
-    burned: int
-
-
-class StakePlaced(TableEvent):
-    """A stake added to a spot: ``amount`` now, ``total`` the player's stake on that spot in this coup."""
-
-    coup: int
-    player: str
-    spot: str
-    amount: int
-    total: int
-
-
-class StakesClosed(TableEvent):
-    """"No more bets": the stakes of the coup, player -> spot -> total."""
-
-    coup: int
-    stakes: dict[str, dict[str, int]]
-
-
-class DrawDecided(TableEvent):
-    """The third-card rule applied to a hand: ``decision`` draw or stand, and the rule in words."""
-
-    coup: int
-    hand: str
-    total: int
-    decision: str
-    rule: str
-
-
-class CoupDecided(TableEvent):
-    """The two hands as dealt, their totals, whether a natural decided, and the outcome."""
-
-    coup: int
-    player_hand: list[str]
-    banker_hand: list[str]
-    player_total: int
-    banker_total: int
-    natural: bool
-    outcome: str
-
-
-class StopCardCameOut(TableEvent):
-    """The stop card came out in this coup: one more coup is played, then the shoe ends."""
-
-    shoe: int
-    coup: int
-
-
-class ShoeFinished(TableEvent):
-    """The coup after the stop card is settled: the shoe ends (its seed is revealed next)."""
-
-    shoe: int
-    dealt: int
 
 
 POSITION = FieldSpec("int", doc="Where the shoe is cut: from 1 to the shoe's size less 1.")

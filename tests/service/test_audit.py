@@ -12,8 +12,7 @@ import pytest
 
 from domain.chain import digest
 from domain.games import ROUND_MARKS
-from domain.rounds import rounds_of
-from tests.helpers import pick, postgres_location, stacked_shoe
+from tests.helpers import pick, postgres_location, rounds_of, stacked_shoe
 
 PLAYERS = ["anna", "boris", "vera"]
 LOTTERY = ["olga", "ivan", "anna", "boris", "vera"]

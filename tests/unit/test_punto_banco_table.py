@@ -18,8 +18,7 @@ from domain.punto_banco import GAME
 from domain.punto_banco import rules as R
 from domain.punto_banco.rounds import MARKS
 from domain.punto_banco.table import PuntoBancoTable
-from domain.rounds import rounds_of
-from tests.helpers import Seeds, StepClock, stacked_shoe
+from tests.helpers import Seeds, StepClock, rounds_of, stacked_shoe
 
 CARD = re.compile(r"\b[2-9TJQKA][shdc]\b")
 

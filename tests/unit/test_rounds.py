@@ -10,8 +10,8 @@ from hypothesis import strategies as st
 from domain.card_lottery.table import CardLotteryTable
 from domain.chemin_de_fer.table import ChemindeferTable
 from domain.games import ROUND_MARKS
-from domain.rounds import RoundTracker, rounds_of
-from tests.helpers import Seeds, StepClock, pick
+from domain.rounds import RoundTracker
+from tests.helpers import Seeds, StepClock, pick, rounds_of
 
 
 def play(game: str, seed: int, commands: int):

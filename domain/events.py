@@ -1,0 +1,135 @@
+"""The event envelope every table's events share, and the events every game records.
+
+An event is a past-tense fact about a table. Its topic (module path and class name) is stored with it in
+every log: ``keep_topics`` keeps the topic an event was first written under when its class moves.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from eventsourcing.domain import Aggregate
+from eventsourcing.utils import register_topic
+
+from domain import chain
+
+SERVICE = "service"
+DEALER_RULE = "dealer-rule"
+_ENVELOPE = frozenset(
+    {"originator_id", "originator_version", "originator_topic", "timestamp", "actor", "digest", "command"}
+)
+
+
+class TableEvent(Aggregate.Event):
+    """A past-tense fact about a table, with the envelope of docs/design.md.
+
+    ``command`` numbers the command that produced the event: the service uses it to tell a state in
+    the middle of one command (which expects nothing) from the state at the end of one.
+    """
+
+    actor: str
+    digest: str
+    command: int
+
+    @property
+    def type(self) -> str:
+        return type(self).__name__
+
+    @property
+    def data(self) -> dict[str, Any]:
+        """Everything but the envelope: what the chain hashes (less ``seed``) and the events API shows."""
+        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name not in _ENVELOPE}
+
+    @property
+    def public_data(self) -> dict[str, Any]:
+        """``data`` as any caller may see it: a seed only once a ShoeRevealed publishes it."""
+        data = self.data
+        if self.type == "ShoeShuffled":
+            data.pop("seed", None)
+        return data
+
+    def public(self) -> dict[str, Any]:
+        """The event as the events API and auditors see it: the envelope and the public data."""
+        return {
+            "version": self.originator_version,
+            "type": self.type,
+            "timestamp": self.timestamp_text,
+            "actor": self.actor,
+            "data": self.public_data,
+            "digest": self.digest,
+            "command": self.command,
+        }
+
+    @property
+    def timestamp_text(self) -> str:
+        return chain.format_timestamp(self.timestamp)
+
+    def apply(self, aggregate: Any) -> None:
+        """The base's bookkeeping for every event (eventsourcing sets the version and ``modified_on``),
+        then the handlers registered for the event's class, the base's first."""
+        aggregate.head = self.digest
+        aggregate.commands = self.command
+        for handler in aggregate.HANDLERS.get(type(self), ()):
+            handler(aggregate, self)
+
+
+def keep_topics(module: str, *events: type[TableEvent]) -> None:
+    """Names each of ``events`` ``<module>:<class name>`` in the logs, whatever module defines it now.
+
+    Every stored event carries its class's topic, and a log is read by resolving it: a class that moves
+    to another module keeps the topic it was first written under, so that the logs already stored replay
+    and a log written now is read by older code too. eventsourcing writes a class's ``TOPIC`` when it has
+    one (and reads it through ``getattr``, so a subclass of a kept event would inherit it: subclass
+    ``TableEvent`` instead), and resolves a registered topic without importing ``module``.
+    """
+    for event in events:
+        topic = f"{module}:{event.__name__}"
+        event.TOPIC = topic  # type: ignore[attr-defined]
+        register_topic(topic, event)
+
+
+class TableOpened(TableEvent, Aggregate.Created):
+    """The first event of every table: the game, the players as listed, and the rules in force."""
+
+    game: str
+    players: list[str]
+    rules: dict[str, Any]
+
+
+class ShoeShuffled(TableEvent):
+    shoe: int
+    deck: str
+    decks: int
+    algorithm: str
+    commitment: str
+    seed: str
+
+
+class ShoeCut(TableEvent):
+    shoe: int
+    position: int
+
+
+class CardDealt(TableEvent):
+    shoe: int
+    position: int
+    card: str
+    to: str
+    face_up: bool
+
+
+class ShoeRevealed(TableEvent):
+    shoe: int
+    seed: str
+
+
+class PaymentMade(TableEvent):
+    payer: str
+    payee: str
+    amount: int
+    reason: str
+
+
+# Defined in domain/table.py when the first logs were stored.
+keep_topics("domain.table", TableOpened, ShoeShuffled, ShoeCut, CardDealt, ShoeRevealed, PaymentMade)
