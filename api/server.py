@@ -38,7 +38,7 @@ from typing import Any, NoReturn
 from gunicorn.app.base import BaseApplication
 from gunicorn.util import parse_address
 
-from service.config import ConfigError, load, max_streams
+from service.config import ALL_VARIABLES, ConfigError, load, max_streams
 
 # Exit codes (README "Exit codes"): gunicorn's own are 1 (an unexpected failure, with a traceback), 3 (a
 # worker failed to boot) and 4 (the app could not be loaded).
@@ -260,7 +260,10 @@ class Server(BaseApplication):  # type: ignore[misc]
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="scripts/run", description="Serve the Zametano API under gunicorn.")
+    parser = argparse.ArgumentParser(
+        prog="scripts/run", description="Serve the Zametano API under gunicorn.",
+        epilog="Environment variables read (README, 'Settings'): " + ", ".join(ALL_VARIABLES) + ".",
+    )
     parser.add_argument("--host", default=os.environ.get("HOST", "127.0.0.1"))
     parser.add_argument("--port", type=int, default=int(os.environ.get("PORT", "8000")))
     parser.add_argument("--workers", type=int, default=int(os.environ.get("WEB_CONCURRENCY", "2")))

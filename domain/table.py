@@ -234,12 +234,16 @@ class Table(Aggregate):
     # --- commands ----------------------------------------------------------------------------------
 
     def handle(
-        self, command: str, player: str, args: dict[str, Any], now: datetime, new_seed: Callable[[], bytes]
+        self, command: str, player: str, args: dict[str, Any], now: datetime, new_seed: Callable[[], bytes],
+        expects: list[dict[str, Any]] | None = None,
     ) -> None:
         """Runs one command: checks its fields, that it is expected from this player now, then lets the
-        game decide and record. A refusal raises before anything is recorded."""
+        game decide and record. A refusal raises before anything is recorded. ``expects``: this table's
+        ``expects()`` where the caller already has it (the state it last showed), so it is not built again."""
         args = parse_args(self.game, self.COMMANDS, command, args)
-        if not self._may_issue(command, player):
+        if expects is None:
+            expects = self.expects()
+        if not self._may_issue(command, player, expects):
             raise self._not_allowed(command, player)
         rec = Recorder(self, now)
         run = self._RUNS[command]
@@ -258,8 +262,8 @@ class Table(Aggregate):
             "fields": {name: spec.expected(**bounds.get(name, {})) for name, spec in fields.items()},
         }
 
-    def _may_issue(self, command: str, player: str) -> bool:
-        return any(e["command"] == command and e["player"] == player for e in self.expects())
+    def _may_issue(self, command: str, player: str, expects: list[dict[str, Any]]) -> bool:
+        return any(e["command"] == command and e["player"] == player for e in expects)
 
     def _not_allowed(self, command: str, player: str) -> NotAllowedNow:
         expects = self.expects()

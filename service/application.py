@@ -57,6 +57,7 @@ class TablesService(Commands, Queries, History, Health, Application):
             self.clock = clock
             self.new_seed = new_seed
             self.head_locks: dict[UUID, threading.Lock] = {}  # one a table; setdefault is atomic
+            self.shown_expects: dict[tuple[UUID, int, str], list[dict[str, Any]]] = {}
             bootstrap.wire(self, settings, follow=follow, group_commit=group_commit)
         except BaseException:
             # built halfway (the database went away): close the connection pool it may have opened

@@ -20,12 +20,16 @@ from service import idempotency, metrics, present
 from service.errors import ConcurrentWrite, VersionMismatch
 
 RETRIES = 5
+# The states whose expects a process remembers for the next command (one a table in play is enough).
+SHOWN_EXPECTS = 4096
 log = logging.getLogger("zametano.commands")
 
 
 class Commands:
     """The command side of TablesService (service/application.py), which gives it the store, the clock,
-    the seed source, the signer and the group committer."""
+    the seed source, the signer, the group committer and ``shown_expects``: the expects of the states the
+    last commands answered with, by table, version and head digest (a state's expects depend on nothing
+    else), so that the next command on a state checks its legality without building them again."""
 
     def open_table(self, game: str, players: Any, rules: Any, **roles: Any) -> dict[str, Any]:
         if game not in GAMES:
@@ -58,7 +62,8 @@ class Commands:
             try:
                 if expected_version is not None and expected_version != table.version:
                     raise VersionMismatch(expected_version, table.version)
-                table.handle(command, player, args, self.clock(), self.new_seed)
+                shown = self.shown_expects.get((table.id, table.version, table.head))
+                table.handle(command, player, args, self.clock(), self.new_seed, shown)
             except (DomainError, VersionMismatch) as refused:
                 # The same key may have been recorded since it was looked up (a repeat that arrived while the
                 # first was in flight reads the table after the first's commit): its response, not a refusal.
@@ -100,7 +105,17 @@ class Commands:
         return idempotency.earlier_response(self, table_id, key, body_sha)
 
     def result(self, table: Table, appended: list[Any]) -> dict[str, Any]:
-        return present.command_result(table, appended, self.receipt(table))
+        answer = present.command_result(table, appended, self.receipt(table))
+        self.shown(table, answer["state"])
+        return answer
+
+    def shown(self, table: Table, state: dict[str, Any]) -> dict[str, Any]:
+        """Remembers the expects of a state at a table's head: the next command on it checks its legality
+        against them, so a state's expects are built once."""
+        if len(self.shown_expects) >= SHOWN_EXPECTS:
+            self.shown_expects.clear()  # atomic, unlike evicting one by one among threads; each table rebuilds once
+        self.shown_expects[(table.id, table.version, table.head)] = state["expects"]
+        return state
 
     def receipt(self, table: Table) -> dict[str, Any]:
         # The head event's own timestamp, not the signing time: re-signing a head gives the same receipt.

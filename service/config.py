@@ -58,6 +58,8 @@ CONNECT_TIMEOUT = "3"
 STATEMENT_TIMEOUT = "10"
 # Read by the server entry points (api/server.py, api/gunicorn_conf.py).
 SERVER_VARIABLES = ("HOST", "PORT", "WEB_CONCURRENCY", "WEB_THREADS", "BIND", "PROMETHEUS_MULTIPROC_DIR")
+# All of them, as `scripts/run --help` lists them.
+ALL_VARIABLES = LIBRARY_VARIABLES + OWN_VARIABLES + SERVER_VARIABLES
 ROLES = ("operator", "auditor")
 # The largest request body read: a table's opening with every rule option is well under 1 KiB.
 DEFAULT_MAX_BODY_BYTES = 64 * 1024

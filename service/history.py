@@ -1,6 +1,6 @@
 """What the audits may read of a table: its stored log, the table rebuilt at a version, the read model's rows.
 
-TableHistory is the interface; History is how TablesService implements it. service/audit.py uses nothing else
+TableHistory is the interface; History is how TablesService implements it. service/audit/ uses nothing else
 of the service.
 """
 

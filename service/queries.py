@@ -22,7 +22,8 @@ class Queries:
     """The query side of TablesService (service/application.py)."""
 
     def current_state(self, table_id: str) -> dict[str, Any]:
-        return present.state(self.table(table_id))
+        table = self.table(table_id)
+        return self.shown(table, present.state(table))
 
     def historic_state(
         self, table_id: str, version: int | None = None, at: datetime | None = None

@@ -19,7 +19,6 @@ from cryptography.hazmat.primitives import serialization
 from domain.chain import canonical_json
 from domain.rounds import Event, RoundMarks, RoundTracker
 from domain.table import Table
-from service.config import LIBRARY_VARIABLES, OWN_VARIABLES, SERVER_VARIABLES
 
 START = datetime(2026, 11, 29, 20, 15, 3, tzinfo=timezone.utc)
 # The PostgreSQL the tests and benchmarks make their schemas in when POSTGRES_* name no other.
@@ -129,11 +128,6 @@ def sign_receipt(private: Any, fields: dict[str, Any], key_id: str | None = None
     unsigned = {**fields, "key_id": key_id or key_listing(private)["key_id"]}
     signature = private.sign(canonical_json(unsigned).encode("utf-8"))
     return {**unsigned, "signature": base64.urlsafe_b64encode(signature).rstrip(b"=").decode()}
-
-
-# Every variable the service and its server read (tests/unit/test_deployment_wiring.py checks the docs and
-# the deployment files against it).
-ALL_VARIABLES = LIBRARY_VARIABLES + OWN_VARIABLES + SERVER_VARIABLES
 
 
 def check_exposure(host: str) -> str | None:

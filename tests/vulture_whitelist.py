@@ -53,3 +53,6 @@ from_banker  # domain/chemin_de_fer/events.py: BankPassed
 decision  # domain/punto_banco/events.py: DrawDecided
 player_hand  # domain/punto_banco/events.py: CoupDecided
 banker_hand  # domain/punto_banco/events.py: CoupDecided
+
+# flask-smorest: a Blueprint's arguments() reads ARGUMENTS_PARSER (api/tables.py sets the policy's parser).
+_.ARGUMENTS_PARSER

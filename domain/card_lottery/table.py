@@ -151,10 +151,10 @@ class CardLotteryTable(Table):
         kitty = self.accounts.get("kitty", 0) if self.game_rounds == 0 else 0
         return self.accounts.get("pot", 0) + kitty
 
-    def _may_issue(self, command: str, player: str) -> bool:
+    def _may_issue(self, command: str, player: str, expects: list[dict[str, Any]]) -> bool:
         if self.phase == BEAT and command in ("beat", "take") and player == self.target:
             return True  # let the rule itself say why a beat or a take is refused
-        return super()._may_issue(command, player)
+        return super()._may_issue(command, player, expects)
 
     def phase_description(self) -> str:
         return {

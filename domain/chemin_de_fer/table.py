@@ -113,10 +113,10 @@ class ChemindeferTable(Table):
 
     # --- commands ----------------------------------------------------------------------------------
 
-    def _may_issue(self, command: str, player: str) -> bool:
+    def _may_issue(self, command: str, player: str, expects: list[dict[str, Any]]) -> bool:
         if command in (R.DRAW, R.STAND) and player == self._decider():
             return True  # let the draw rule itself say why a forced choice is refused
-        return super()._may_issue(command, player)
+        return super()._may_issue(command, player, expects)
 
     def _why_not(self, command: str, player: str, wanted: str) -> str | None:
         if command in ("place_stake", "pass") and player == self.banker:

@@ -107,10 +107,10 @@ class PuntoBancoTable(Table):
             out.append(self.expect("place_stake", name, spot={"choices": [spot]}, amount=amount))
         return out
 
-    def _may_issue(self, command: str, player: str) -> bool:
+    def _may_issue(self, command: str, player: str, expects: list[dict[str, Any]]) -> bool:
         if command == "place_stake" and self.phase == STAKES and player in self.stakers:
             return True  # let the stake rules say exactly what is refused (limits, multiple, both hands)
-        return super()._may_issue(command, player)
+        return super()._may_issue(command, player, expects)
 
     def _why_not(self, command: str, player: str, wanted: str) -> str | None:
         if player == self.croupier and command in ("cut", "place_stake"):

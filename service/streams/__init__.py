@@ -3,7 +3,7 @@
 Each process (each service) has one Hub, which learns of new events once for all the streams it serves:
 
 - from the service's own commits, at once (``TablesService._notify``): which tables moved to which version;
-- from the read model's follower (service/follower.py), which follows the whole notification log (LISTEN/NOTIFY
+- from the read model's follower (service/readmodel/follower.py), which follows the whole notification log (LISTEN/NOTIFY
   on PostgreSQL, polling on SQLite, in-process on memory) and so hears every process's commits, a moment
   later (its GATHER, and on SQLite its POLL): which tables moved, and each one's new head, decoded here once
   for every stream and kept, with its position in the log, for the streams of heads.
@@ -25,5 +25,5 @@ from service.streams.feeds import HeadFeed, TableFeed
 from service.streams.hub import Hub, stop_all
 from service.streams.log import HeadChange, Publisher, heads_of, versions_of
 
-# What the service (service/application.py, service/follower.py) and the server (api/server.py) use.
+# What the service (service/application.py, service/readmodel/follower.py) and the server (api/server.py) use.
 __all__ = ["HeadChange", "HeadFeed", "Hub", "Publisher", "TableFeed", "heads_of", "stop_all", "versions_of"]

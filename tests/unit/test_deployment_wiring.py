@@ -14,8 +14,7 @@ import eventsourcing
 import pytest
 import yaml
 
-from service.config import LIBRARY_VARIABLES, OWN_VARIABLES, SERVER_VARIABLES
-from tests.helpers import ALL_VARIABLES
+from service.config import ALL_VARIABLES, LIBRARY_VARIABLES, OWN_VARIABLES, SERVER_VARIABLES
 
 ROOT = Path(__file__).resolve().parents[2]
 COMPOSE = yaml.safe_load((ROOT / "docker-compose.yml").read_text())
