@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from domain.games import GAMES, ROUND_MARKS
 from domain.shuffle import SEED_BYTES
-from service import streams
+from service import metrics, streams
 from service.config import Settings
 from service.groupcommit import GroupCommitter
 from service.readmodel import Indexer
@@ -56,6 +56,8 @@ def wire(app: TablesService, settings: Settings | None, *, follow: bool, group_c
     if group_commit is None:
         group_commit = settings.group_commit if settings is not None else False
     app.committer = GroupCommitter(app.save_together) if group_commit else None
+    if app.committer is not None:
+        app.committer.on_batch = metrics.batch_written
     # Before the follower, which publishes to it.
     app.hub = streams.Hub(settings.max_streams if settings is not None else 32)
     app.index = Indexer(app, ROUND_MARKS)

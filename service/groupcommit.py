@@ -52,7 +52,7 @@ class _Handed:
 
 class GroupCommitter:
     """Per process (per service). ``on_batch``, if set, is told each batch's table ids before it is written
-    (tests and measurements watch batches with it)."""
+    (the service counts batch sizes with it, service/metrics.py; tests watch batches with it)."""
 
     def __init__(self, save: Save) -> None:
         self._save = save

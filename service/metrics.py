@@ -1,7 +1,7 @@
 """The service's Prometheus metrics.
 
-The service's Prometheus metrics: what only the service sees (retries, idempotent repeats, conflicts, the
-connection pool, the database's errors, the read model's lag). The HTTP ones are api/ops.py's.
+What only the service sees (retries, idempotent repeats, conflicts, group commit's batches, the connection
+pool, the database's errors, the read model's lag). The HTTP ones are api/ops.py's.
 
 Every label value comes from a fixed set known here, never from a request: a client that could choose a
 label value could add series without bound or break the text format. Under gunicorn the workers share their
@@ -12,7 +12,7 @@ workers' values add up.
 
 from __future__ import annotations
 
-from prometheus_client import Counter, Gauge
+from prometheus_client import Counter, Gauge, Histogram
 
 from domain.games import GAMES
 
@@ -43,6 +43,12 @@ CONFLICTS = Counter(
     "zametano_conflicts_total",
     "Commands refused with 409: If-Match named an old version, or another write won every retry.",
     ["kind"],
+)
+# How many commands group commit writes in one transaction: 1 when quiet, more under load (service/groupcommit.py).
+GROUP_COMMIT_BATCH = Histogram(
+    "zametano_group_commit_batch_commands",
+    "Commands of different tables written together in one transaction by group commit.",
+    buckets=(1, 2, 4, 8, 16, 32, 64),
 )
 DATABASE_ERRORS = Counter("zametano_database_errors_total", "Errors of the event store, by kind.", ["kind"])
 # Each worker has a pool of its own: the server's connections in use are the sum over the live workers.
@@ -98,3 +104,8 @@ def conflict(kind: str) -> None:
 
 def stream_refused(reason: str) -> None:
     STREAMS_REFUSED.labels(reason).inc()
+
+
+def batch_written(table_ids: list[object]) -> None:
+    """Group commit's hook, told each batch's tables before it is written."""
+    GROUP_COMMIT_BATCH.observe(len(table_ids))
