@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -129,3 +130,48 @@ def test_bad_commission_and_draw_rule_are_refused() -> None:
     assert run("--decks", "2", "--commission", "-1").returncode != 0
     assert run("--decks", "2", "--draw-rule", "loose").returncode != 0
     assert run().returncode != 0
+
+
+def test_solve_reproduces_kemeny_and_snell_for_the_infinite_shoe_free_game() -> None:
+    result = run("--solve", "--decks", "inf", "--rule", "free", "--json")
+    assert result.returncode == 0, result.stderr
+    answer = json.loads(result.stdout)
+    assert answer["decks"] == "inf" and answer["rule"] == "free"
+    assert Fraction(answer["punter"]["5"]) == Fraction(9, 11)
+    assert round(answer["value_float"], 4) == 0.0128
+    assert float(Fraction(answer["value"])) == answer["value_float"]
+    # The free rule lets both sides choose on 0-7: every such cell is listed.
+    assert list(answer["punter"]) == [str(t) for t in range(8)]
+    assert list(answer["banker"]) == [str(t) for t in range(8)]
+    assert all(list(row) == ["stood", *map(str, range(10))] for row in answer["banker"].values())
+    assert answer["banker"]["6"]["stood"] not in ("0", "1")  # the banker's mixed cell
+
+
+def test_solve_lists_only_the_cells_the_classic_rule_leaves_free() -> None:
+    result = run("--solve", "--decks", "8", "--json")
+    assert result.returncode == 0, result.stderr
+    answer = json.loads(result.stdout)
+    assert answer["punter"] == {"5": "1"}
+    assert answer["banker"] == {"3": {"9": "1"}, "5": {"4": "1"}}
+    assert answer["decks"] == 8 and answer["rule"] == "classic"
+
+
+def test_solve_prints_the_solution_as_text() -> None:
+    result = run("--solve", "--decks", "inf", "--rule", "free")
+    assert result.returncode == 0, result.stderr
+    assert "5: 9/11 (0.818182)" in result.stdout
+    assert "Value, the banker's expected gain per unit staked: 679568/53094899 = +0.012799" in result.stdout
+    assert "Checked exactly: neither side gains by changing its play in any one cell." in result.stdout
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--decks", "inf"], "inf is only for --solve"),
+        (["--decks", "2", "--json"], "only with --solve"),
+        (["--decks", "2", "--solve", "--commission", "5"], "solved without commission"),
+    ],
+)
+def test_solve_options_out_of_place_are_refused(args: list[str], message: str) -> None:
+    result = run(*args)
+    assert result.returncode != 0 and message in result.stderr and result.stdout == ""
