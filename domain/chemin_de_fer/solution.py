@@ -311,10 +311,10 @@ def _banker_reply(decks, punter: dict, bb: dict, open_punter: list[int]) -> dict
     if not open_punter or not indifferent:
         return banker
     t = open_punter[0]
-    const, coefs = punter_form(decks, t)
-    # The punter's advantage of drawing on t must be 0 (mixed), >= 0 (he draws) or <= 0 (he stands).
-    target = ZERO
-    gap = target - evaluate(punter_form(decks, t), banker)
+    coefs = punter_form(decks, t)[1]
+    # The punter's advantage of drawing on t must come to 0 where he mixes; where he draws (stands) it may
+    # stay above (below) 0.
+    gap = -evaluate(punter_form(decks, t), banker)
     if (punter[t] == ONE and gap <= 0) or (punter[t] == ZERO and gap >= 0):
         return banker
     for cell in indifferent:  # move the indifferent cells, one at a time, towards closing the gap

@@ -175,3 +175,64 @@ def test_solve_prints_the_solution_as_text() -> None:
 def test_solve_options_out_of_place_are_refused(args: list[str], message: str) -> None:
     result = run(*args)
     assert result.returncode != 0 and message in result.stderr and result.stdout == ""
+
+
+# Each punto banco spot's house edge as docs/rules/punto-banco.md publishes it (commission 5%).
+PUBLISHED_EDGES = {
+    (8, 8): {"banker": "0.010579", "player": "0.012351", "tie": "0.143596"},
+    (6, 8): {"banker": "0.010558", "player": "0.012374", "tie": "0.144382"},
+    (8, 9): {"tie": "0.048440"},
+    (6, 9): {"tie": "0.049313"},
+}
+
+
+@pytest.mark.parametrize(("decks", "tie_pays"), sorted(PUBLISHED_EDGES))
+def test_punto_banco_spot_edges_agree_with_the_chemin_de_fer_enumeration(
+    odds: ModuleType, decks: int, tie_pays: int
+) -> None:
+    """domain/punto_banco/edges.py enumerates with punto banco's own rules and settles with its own
+    settle_stake; scripts/odds enumerates Chemin de fer's classic rule with every free choice drawn (the
+    same draws). Both give the same edges, exactly, and so to 6 decimals."""
+    from domain.punto_banco import edges
+
+    edges_now = edges.spot_edges({"decks": decks, "commission_percent": 5, "tie_pays": tie_pays})
+    p = odds.coup_probabilities(decks, "classic")
+    money = odds.money_view(p, Fraction(5))
+    from_odds = {
+        "banker": -money["banker"],
+        "player": -money["punter"],
+        "tie": -(tie_pays * p["tie"] - (1 - p["tie"])),
+    }
+    assert edges_now == from_odds
+    assert {spot: odds.six_places(edges_now[spot]) for spot in from_odds} == {
+        spot: odds.six_places(value) for spot, value in from_odds.items()
+    }
+    assert {spot: odds.six_places(edges_now[spot]) for spot in PUBLISHED_EDGES[decks, tie_pays]} == (
+        PUBLISHED_EDGES[decks, tie_pays]
+    )
+    assert edges.outcome_probabilities(decks) == {"player": p["punter"], "banker": p["banker"], "tie": p["tie"]}
+
+
+def test_punto_banco_edges_follow_the_commission() -> None:
+    from domain.punto_banco import edges
+
+    none = edges.spot_edges({"decks": 8, "commission_percent": 0, "tie_pays": 8})
+    five = edges.spot_edges({"decks": 8, "commission_percent": 5, "tie_pays": 8})
+    p = edges.outcome_probabilities(8)
+    assert none["banker"] == -(p["banker"] - p["player"]) < 0  # without commission the banker spot wins
+    assert five["banker"] - none["banker"] == Fraction(5, 100) * p["banker"]
+    assert five["player"] == none["player"] and five["tie"] == none["tie"]
+
+
+def test_script_prints_the_punto_banco_spot_edges() -> None:
+    result = run("--game", "punto-banco", "--decks", "6", "--tie-pays", "9")
+    assert result.returncode == 0, result.stderr
+    assert "commission 5%, tie pays 9 to 1" in result.stdout.splitlines()[0]
+    rows = {line.split()[0]: line.split()[1:] for line in result.stdout.splitlines()[3:]}
+    assert rows == {
+        "player": ["0.446279", "+0.012374"],
+        "banker": ["0.458653", "+0.010558"],
+        "tie": ["0.095069", "+0.049313"],
+    }
+    refused = run("--game", "punto-banco", "--decks", "8", "--commission", "2.5")
+    assert refused.returncode != 0 and "whole percentage from 0 to 10" in refused.stderr
