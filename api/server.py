@@ -48,6 +48,9 @@ PR_SET_PDEATHSIG = 1  # linux/prctl.h
 # Requests each worker serves at once. A command spends most of its time waiting for PostgreSQL, so a few
 # threads keep a worker's CPU busy where one request at a time left it idle (docs/benchmarks.md).
 DEFAULT_THREADS = 4
+# Whatever the server creates (the store, keys, metrics files) is its owner's alone, whatever umask it was
+# started under (service/files.py also sets each file's mode itself).
+PRIVATE_UMASK = 0o077
 # Seconds an idle client's connection stays open (threaded workers only): a client sending command after
 # command does not connect again for each one.
 KEEPALIVE = 5
@@ -129,6 +132,7 @@ def check_binds(binds: Iterable[str]) -> str | None:
 def on_starting(server: Any) -> None:
     """gunicorn master, before it binds or forks: the exposure check on the real addresses, the metrics
     folder, then the tables."""
+    os.umask(PRIVATE_UMASK)
     try:
         warning = check_binds(server.cfg.bind)
         # scripts/run prepared the metrics folder and the store before gunicorn started (and said so): not twice
@@ -175,7 +179,7 @@ def prepare_metrics_dir(environ: Any = None) -> str:
     path = environ.get("PROMETHEUS_MULTIPROC_DIR")
     try:
         if path:
-            os.makedirs(path, exist_ok=True)
+            os.makedirs(path, mode=0o700, exist_ok=True)
             for name in os.listdir(path):
                 if name.endswith(".db"):  # the files of a run before this one; nothing else is ours to remove
                     os.remove(os.path.join(path, name))
@@ -270,6 +274,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--threads", type=int, help=f"requests each worker serves at once (WEB_THREADS, default {DEFAULT_THREADS})")
     args = parser.parse_args(argv)
     bind = f"[{args.host}]:{args.port}" if ":" in args.host else f"{args.host}:{args.port}"
+    os.umask(PRIVATE_UMASK)
     try:
         threads = web_threads({"WEB_THREADS": str(args.threads)} if args.threads is not None else None)
         streams = max_streams()

@@ -159,12 +159,10 @@ def load(environ: Mapping[str, str] | None = None) -> Settings:
 
 
 def make_data_dir(path: Path) -> None:
-    try:
-        path.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise ConfigError(
-            f"ZAMETANO_DATA_DIR {path} cannot be created: {exc.strerror or exc}; name a folder this user may write"
-        ) from None
+    """The data folder, mode 0700 (service/files.py)."""
+    from service.files import private_folder  # files reads ConfigError from here
+
+    private_folder(path, "ZAMETANO_DATA_DIR")
 
 
 def parse_statement_timeout(text: str) -> float:
