@@ -90,14 +90,16 @@ def prepare_store() -> str:
     processes creating tables at once race in PostgreSQL ("tuple concurrently updated"). Makes the
     signing key here too (or records a new one in the keyring), so every worker reads the same key."""
     from service.application import TablesService
+    from service.seeds import load_seed_keys
     from service.signing import load_signer
     from service.store import probe_postgres
 
     settings = load()
     signer = load_signer(settings)
+    seed_keys = load_seed_keys(settings)  # made here, once, so that every worker reads the same keys
     if settings.module == "eventsourcing.postgres":
         probe_postgres(settings.persistence)  # where the database is and why it does not answer, at once
-    service = TablesService(settings, signer=signer)  # creates the tables unless CREATE_TABLE says not to
+    service = TablesService(settings, signer=signer, seed_keys=seed_keys)  # creates the tables unless CREATE_TABLE says not to
     try:
         service.check_store()  # a CIPHER_KEY that cannot read the store: a clear error, before any worker starts
     finally:
@@ -107,7 +109,7 @@ def prepare_store() -> str:
         f"PostgreSQL {settings.persistence.get('POSTGRES_HOST')}:{settings.persistence.get('POSTGRES_PORT')}/"
         f"{settings.persistence.get('POSTGRES_DBNAME')}"
     )
-    return f"{settings.module} ({where}); {signer.describe()}"
+    return f"{settings.module} ({where}); {signer.describe()}; {seed_keys.describe()}"
 
 
 def check_binds(binds: Iterable[str]) -> str | None:

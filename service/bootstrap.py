@@ -20,6 +20,7 @@ from service.config import Settings
 from service.files import private_sqlite
 from service.groupcommit import GroupCommitter
 from service.readmodel import Indexer
+from service.seeds import SeedKeys, load_seed_keys
 from service.signing import Signer, load_signer
 
 if TYPE_CHECKING:
@@ -40,6 +41,11 @@ def fresh_seed() -> bytes:
 def signer_for(settings: Settings | None) -> Signer:
     """The settings' signing key (made on first start), or a key in memory for a service without settings."""
     return load_signer(settings) if settings is not None else Signer.in_memory()
+
+
+def seed_keys_for(settings: Settings | None) -> SeedKeys:
+    """The settings' seed keys (made on first start), or a key in memory for a service without settings."""
+    return load_seed_keys(settings) if settings is not None else SeedKeys.in_memory()
 
 
 def library_env(settings: Settings | None, env: dict[str, str] | None) -> dict[str, Any]:
