@@ -48,6 +48,9 @@ PR_SET_PDEATHSIG = 1  # linux/prctl.h
 # Requests each worker serves at once. A command spends most of its time waiting for PostgreSQL, so a few
 # threads keep a worker's CPU busy where one request at a time left it idle (docs/benchmarks.md).
 DEFAULT_THREADS = 4
+# Whatever the server creates (the store, keys, metrics files) is its owner's alone, whatever umask it was
+# started under (service/files.py also sets each file's mode itself).
+PRIVATE_UMASK = 0o077
 # Seconds an idle client's connection stays open (threaded workers only): a client sending command after
 # command does not connect again for each one.
 KEEPALIVE = 5
@@ -87,14 +90,16 @@ def prepare_store() -> str:
     processes creating tables at once race in PostgreSQL ("tuple concurrently updated"). Makes the
     signing key here too (or records a new one in the keyring), so every worker reads the same key."""
     from service.application import TablesService
+    from service.seeds import load_seed_keys
     from service.signing import load_signer
     from service.store import probe_postgres
 
     settings = load()
     signer = load_signer(settings)
+    seed_keys = load_seed_keys(settings)  # made here, once, so that every worker reads the same keys
     if settings.module == "eventsourcing.postgres":
         probe_postgres(settings.persistence)  # where the database is and why it does not answer, at once
-    service = TablesService(settings, signer=signer)  # creates the tables unless CREATE_TABLE says not to
+    service = TablesService(settings, signer=signer, seed_keys=seed_keys)  # creates the tables unless CREATE_TABLE says not to
     try:
         service.check_store()  # a CIPHER_KEY that cannot read the store: a clear error, before any worker starts
     finally:
@@ -104,7 +109,7 @@ def prepare_store() -> str:
         f"PostgreSQL {settings.persistence.get('POSTGRES_HOST')}:{settings.persistence.get('POSTGRES_PORT')}/"
         f"{settings.persistence.get('POSTGRES_DBNAME')}"
     )
-    return f"{settings.module} ({where}); {signer.describe()}"
+    return f"{settings.module} ({where}); {signer.describe()}; {seed_keys.describe()}"
 
 
 def check_binds(binds: Iterable[str]) -> str | None:
@@ -129,6 +134,7 @@ def check_binds(binds: Iterable[str]) -> str | None:
 def on_starting(server: Any) -> None:
     """gunicorn master, before it binds or forks: the exposure check on the real addresses, the metrics
     folder, then the tables."""
+    os.umask(PRIVATE_UMASK)
     try:
         warning = check_binds(server.cfg.bind)
         # scripts/run prepared the metrics folder and the store before gunicorn started (and said so): not twice
@@ -175,7 +181,7 @@ def prepare_metrics_dir(environ: Any = None) -> str:
     path = environ.get("PROMETHEUS_MULTIPROC_DIR")
     try:
         if path:
-            os.makedirs(path, exist_ok=True)
+            os.makedirs(path, mode=0o700, exist_ok=True)
             for name in os.listdir(path):
                 if name.endswith(".db"):  # the files of a run before this one; nothing else is ours to remove
                     os.remove(os.path.join(path, name))
@@ -270,6 +276,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--threads", type=int, help=f"requests each worker serves at once (WEB_THREADS, default {DEFAULT_THREADS})")
     args = parser.parse_args(argv)
     bind = f"[{args.host}]:{args.port}" if ":" in args.host else f"{args.host}:{args.port}"
+    os.umask(PRIVATE_UMASK)
     try:
         threads = web_threads({"WEB_THREADS": str(args.threads)} if args.threads is not None else None)
         streams = max_streams()

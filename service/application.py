@@ -23,6 +23,7 @@ from service.config import Settings
 from service.health import Health
 from service.history import History
 from service.queries import Queries
+from service.seeds import SealingMapper, SeedKeys
 from service.signing import Signer
 
 # Kept importable here: callers name the application's clock and seed source by this module.
@@ -42,6 +43,7 @@ class TablesService(Commands, Queries, History, Health, Application):
         new_seed: bootstrap.SeedSource = fresh_seed,
         env: dict[str, str] | None = None,
         signer: Signer | None = None,
+        seed_keys: SeedKeys | None = None,
         follow: bool = False,
         group_commit: bool | None = None,
     ) -> None:
@@ -51,6 +53,7 @@ class TablesService(Commands, Queries, History, Health, Application):
         several threads are saved in one transaction (service/groupcommit.py)."""
         # The key first: a key that cannot be used stops start-up before the store is touched.
         self.signer = signer if signer is not None else bootstrap.signer_for(settings)
+        self.seed_keys = seed_keys if seed_keys is not None else bootstrap.seed_keys_for(settings)
         self.statement_timeout = settings.statement_timeout if settings else 0.0
         try:
             super().__init__(env=bootstrap.library_env(settings, env))
@@ -69,6 +72,10 @@ class TablesService(Commands, Queries, History, Health, Application):
         factory = super().construct_factory(env)
         store.harden(factory, self.statement_timeout)
         return factory
+
+    def construct_mapper(self) -> Any:
+        """The library's mapper (its transcoder, cipher and compressor), sealing seeds (service/seeds.py)."""
+        return SealingMapper(super().construct_mapper(), self.seed_keys)
 
     def construct_repository(self) -> Any:
         repository = super().construct_repository()

@@ -17,8 +17,10 @@ from domain.games import GAMES, ROUND_MARKS
 from domain.shuffle import SEED_BYTES
 from service import metrics, streams
 from service.config import Settings
+from service.files import private_sqlite
 from service.groupcommit import GroupCommitter
 from service.readmodel import Indexer
+from service.seeds import SeedKeys, load_seed_keys
 from service.signing import Signer, load_signer
 
 if TYPE_CHECKING:
@@ -41,10 +43,18 @@ def signer_for(settings: Settings | None) -> Signer:
     return load_signer(settings) if settings is not None else Signer.in_memory()
 
 
+def seed_keys_for(settings: Settings | None) -> SeedKeys:
+    """The settings' seed keys (made on first start), or a key in memory for a service without settings."""
+    return load_seed_keys(settings) if settings is not None else SeedKeys.in_memory()
+
+
 def library_env(settings: Settings | None, env: dict[str, str] | None) -> dict[str, Any]:
-    """The eventsourcing library's environment: the settings' persistence, then what the caller adds."""
+    """The eventsourcing library's environment: the settings' persistence, then what the caller adds. An
+    SQLite store is made (or narrowed to) mode 0600 before the library opens it."""
     merged = dict(settings.persistence) if settings else {}
     merged.update(env or {})
+    if merged.get("PERSISTENCE_MODULE") == "eventsourcing.sqlite":
+        private_sqlite(str(merged.get("SQLITE_DBNAME", "")))
     return merged
 
 

@@ -44,6 +44,7 @@ OWN_VARIABLES = (
     "ZAMETANO_TOKENS",
     "ZAMETANO_DATA_DIR",
     "ZAMETANO_SIGNING_KEY_FILE",
+    "ZAMETANO_SEED_KEY_FILE",
     "ZAMETANO_MAX_BODY_BYTES",
     "ZAMETANO_RATE_LIMIT",
     "ZAMETANO_STATEMENT_TIMEOUT",
@@ -97,6 +98,8 @@ class Settings:
     data_dir: str = "var"
     # The Ed25519 PEM key that signs receipts; None: signing-key.pem in data_dir, made on first start.
     signing_key_file: str | None = None
+    # The keys that seal shuffle seeds (service/seeds.py); None: seed-keys.json in data_dir, made on first start.
+    seed_key_file: str | None = None
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
     rate_limit: RateLimit | None = None  # None: no rate limit
     # Commands of different tables in flight at once in one process saved in one transaction.
@@ -148,6 +151,7 @@ def load(environ: Mapping[str, str] | None = None) -> Settings:
         tokens=parse_tokens(env.get("ZAMETANO_TOKENS", "")),
         data_dir=str(data_dir),
         signing_key_file=env.get("ZAMETANO_SIGNING_KEY_FILE") or None,
+        seed_key_file=env.get("ZAMETANO_SEED_KEY_FILE") or None,
         max_body_bytes=parse_max_body_bytes(env.get("ZAMETANO_MAX_BODY_BYTES", "")),
         rate_limit=parse_rate_limit(env.get("ZAMETANO_RATE_LIMIT", "")),
         # On unless switched off: it has no timer, so alone a command is written at once (docs/benchmarks.md).
@@ -159,12 +163,10 @@ def load(environ: Mapping[str, str] | None = None) -> Settings:
 
 
 def make_data_dir(path: Path) -> None:
-    try:
-        path.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise ConfigError(
-            f"ZAMETANO_DATA_DIR {path} cannot be created: {exc.strerror or exc}; name a folder this user may write"
-        ) from None
+    """The data folder, mode 0700 (service/files.py)."""
+    from service.files import private_folder  # files reads ConfigError from here
+
+    private_folder(path, "ZAMETANO_DATA_DIR")
 
 
 def parse_statement_timeout(text: str) -> float:

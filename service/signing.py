@@ -14,12 +14,9 @@ from __future__ import annotations
 
 import base64
 import binascii
-import fcntl
 import hashlib
 import json
-import os
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -30,11 +27,11 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from domain.chain import canonical_json, format_timestamp
 from service.config import ConfigError, Settings
+from service.files import locked, read_secret, write_private
 
 ALGORITHM = "Ed25519"
 KEY_FILE = "signing-key.pem"
 KEYRING_FILE = "keyring.json"
-LOCK_FILE = ".signing.lock"
 ENTRY_FIELDS = ("key_id", "algorithm", "public_key", "not_before", "not_after")
 
 Clock = Callable[[], datetime]
@@ -118,7 +115,7 @@ def load_signer(settings: Settings, now: Clock = utc_now) -> Signer:
     data_dir = Path(settings.data_dir)
     if settings.signing_key_file:
         key_file = Path(settings.signing_key_file)
-        key, made = read_key(key_file, f"ZAMETANO_SIGNING_KEY_FILE {key_file}"), False
+        key, made = read_key(key_file, f"ZAMETANO_SIGNING_KEY_FILE {key_file}", follow=True), False
     elif settings.module == "eventsourcing.popo":
         return Signer.in_memory(now)
     else:
@@ -128,11 +125,9 @@ def load_signer(settings: Settings, now: Clock = utc_now) -> Signer:
     return Signer(key, keyring, key_file=key_file, made=made, retired=retired)
 
 
-def read_key(path: Path, what: str) -> Ed25519PrivateKey:
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise ConfigError(f"{what} cannot be read: {exc.strerror or exc}") from None
+def read_key(path: Path, what: str, *, follow: bool = False) -> Ed25519PrivateKey:
+    """The key in ``path``, which must be this user's own file, mode 0600 (service/files.py)."""
+    data = read_secret(path, what, follow=follow)
     try:
         key = serialization.load_pem_private_key(data, password=None)
     except TypeError:
@@ -150,7 +145,7 @@ def _read_or_make_key(path: Path) -> tuple[Ed25519PrivateKey, bool]:
     what = f"the signing key {path}"
     if path.exists():
         return read_key(path, what), False
-    with _locked(path.parent, what):
+    with locked(path.parent, what):
         # Another process may have made it while this one waited for the lock: then it is that key.
         if path.exists():
             return read_key(path, what), False
@@ -158,7 +153,7 @@ def _read_or_make_key(path: Path) -> tuple[Ed25519PrivateKey, bool]:
         pem = key.private_bytes(
             serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
         )
-        _write_atomically(path, pem, 0o600, what)
+        write_private(path, pem, what)
         return key, True
 
 
@@ -170,7 +165,7 @@ def _record_in_keyring(
     entries = _read_keyring(path)
     if _is_current(entries, kid, key_file, path):
         return _ordered(entries, kid), ()
-    with _locked(path.parent, f"the keyring {path}"):
+    with locked(path.parent, f"the keyring {path}"):
         entries = _read_keyring(path)
         if _is_current(entries, kid, key_file, path):
             return _ordered(entries, kid), ()
@@ -183,7 +178,7 @@ def _record_in_keyring(
         entries.append(key_entry(key, stamp))
         entries = _ordered(entries, kid)
         text = json.dumps({"keys": entries}, indent=2) + "\n"
-        _write_atomically(path, text.encode("utf-8"), 0o644, f"the keyring {path}")
+        write_private(path, text.encode("utf-8"), f"the keyring {path}")
         return entries, tuple(retired)
 
 
@@ -239,40 +234,3 @@ def _checked_entry(entry: Any) -> dict[str, Any]:
         if entry.get(name) is not None and not isinstance(entry[name], str):
             raise ValueError(f"{name} of key {entry['key_id']} is not a timestamp")
     return {name: entry.get(name) for name in ENTRY_FIELDS}
-
-
-@contextmanager
-def _locked(folder: Path, what: str) -> Iterator[None]:
-    """One process at a time makes a key or changes the keyring (several workers or servers may start at once)."""
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-        handle = open(folder / LOCK_FILE, "a")
-    except OSError as exc:
-        raise ConfigError(f"cannot write {what}: {exc.strerror or exc} (ZAMETANO_DATA_DIR must be a writable folder)") from None
-    with handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
-
-
-def _write_atomically(path: Path, data: bytes, mode: int, what: str) -> None:
-    """Readers see the old file or the whole new one, never a part (write aside, then rename)."""
-    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
-        with os.fdopen(fd, "wb") as handle:
-            os.fchmod(fd, mode)  # whatever the umask
-            handle.write(data)
-            handle.flush()
-            os.fsync(fd)
-        os.replace(temporary, path)
-        folder = os.open(path.parent, os.O_RDONLY)
-        try:
-            os.fsync(folder)  # the rename itself survives a crash: receipts may already be signed with the key
-        finally:
-            os.close(folder)
-    except OSError as exc:
-        temporary.unlink(missing_ok=True)
-        raise ConfigError(f"cannot write {what}: {exc.strerror or exc} (ZAMETANO_DATA_DIR must be a writable folder)") from None

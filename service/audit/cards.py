@@ -11,6 +11,7 @@ from typing import Any
 from domain.shuffle import ALGORITHM, shoe_order
 from domain.table import TableEvent
 from service.audit.problems import at
+from service.seeds import STORED_SEALED
 
 
 def shoe_record(e: TableEvent) -> dict[str, Any]:
@@ -45,7 +46,7 @@ class ShoeLog:
                 self.problems.append(at("cards", e.originator_version, f"shoe {number} is shuffled again, "
                                                                        f"after its shuffle at version {first}", e.type))
                 return
-            self.shoes[number] = {**shoe_record(e), **{k: v for k, v in self.shoes.get(number, {}).items()
+            self.shoes[number] = {**shoe_record(e), "seed_stored": _seed_stored(e), **{k: v for k, v in self.shoes.get(number, {}).items()
                                                        if k in ("cut", "cut_version", "seed", "revealed_version")}}
             return
         shoe = self.shoes.setdefault(number, {"shoe": number, "deck": None, "decks": None, "algorithm": None,
@@ -55,6 +56,12 @@ class ShoeLog:
             shoe["cut"], shoe["cut_version"] = e.position, e.originator_version  # type: ignore[attr-defined]
         else:
             shoe["seed"], shoe["revealed_version"] = e.seed, e.originator_version  # type: ignore[attr-defined]
+
+
+def _seed_stored(e: TableEvent) -> str:
+    """How a shuffle's seed lies in the store: ``sealed`` (service/seeds.py), or ``unsealed`` (in clear, as
+    every log written before sealing stores it)."""
+    return "sealed" if getattr(e, STORED_SEALED, True) else "unsealed"
 
 
 def check_shoe(number: int, shoe: dict[str, Any] | None, dealt: list[TableEvent]) -> tuple[bool | None, list[dict[str, Any]]]:

@@ -112,5 +112,6 @@ def _shoe_rows(shoes: ShoeLog) -> tuple[list[dict[str, Any]], list[dict[str, Any
             "cut": shoe["cut"] if shoe else 0, "dealt": len(cards), "revealed": bool(shoe and shoe["seed"] is not None),
             "ok": ok, "shuffled_version": shoe and shoe["shuffled_version"],
             "revealed_version": shoe and shoe["revealed_version"],
+            "seed_stored": shoe and shoe.get("seed_stored"),
         })
     return rows, problems

@@ -52,6 +52,23 @@ def test_an_old_stored_log_verifies_and_its_rounds_are_indexed(service, name):
     table_id = load_old_log(service, name)
     report = service.verify(table_id)
     assert report["ok"] is True and report["rounds_checked"] > 5, report["problems"]
+    # stored before seeds were sealed: /verify says their seeds lay in the store in clear
+    assert report["shoes"] and {shoe["seed_stored"] for shoe in report["shoes"]} == {"unsealed"}
+
+
+def test_a_shoe_shuffled_after_an_old_log_is_stored_sealed_and_verify_says_which_is_which(service):
+    table_id = load_old_log(service, "card-lottery-stored-v1")
+    old = {shoe["shoe"] for shoe in service.verify(table_id)["shoes"]}
+    state = service.current_state(table_id)
+    rng = random.Random(3)
+    while len(service.verify(table_id)["shoes"]) == len(old) and state["phase"] != "finished":
+        command, player, args = pick(state, rng)
+        state = service.execute(table_id, command, player, args)["state"]
+    report = service.verify(table_id)
+    assert report["ok"] is True, report["problems"]
+    stored = {shoe["shoe"]: shoe["seed_stored"] for shoe in report["shoes"]}
+    assert {stored[n] for n in old} == {"unsealed"}
+    assert {s for n, s in stored.items() if n not in old} == {"sealed"}, stored
 
 
 @pytest.mark.parametrize("name", LOGS)

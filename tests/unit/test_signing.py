@@ -38,6 +38,7 @@ def write_pem(path: Path, key) -> Path:  # type: ignore[no-untyped-def]
     path.write_bytes(
         key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
     )
+    path.chmod(0o600)  # a key others may read is refused (service/files.py)
     return path
 
 
@@ -129,11 +130,13 @@ def encrypted(path: Path) -> Path:
     path.write_bytes(key.private_bytes(
         serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.BestAvailableEncryption(b"pw")
     ))
+    path.chmod(0o600)
     return path
 
 
 def junk(path: Path) -> Path:
     path.write_text("not a key\n")
+    path.chmod(0o600)
     return path
 
 
@@ -159,6 +162,7 @@ def test_a_key_file_that_cannot_be_used_stops_start_up_with_one_line_naming_it(t
 
 def test_a_damaged_default_key_or_keyring_stops_start_up_naming_the_file(tmp_path):
     (tmp_path / KEY_FILE).write_text("-----BEGIN PRIVATE KEY-----\ngarbage\n-----END PRIVATE KEY-----\n")
+    (tmp_path / KEY_FILE).chmod(0o600)
     with pytest.raises(ConfigError, match=f"the signing key {tmp_path / KEY_FILE} is not a PEM private key"):
         load_signer(settings(tmp_path))
     (tmp_path / KEY_FILE).unlink()
@@ -189,6 +193,7 @@ def test_the_server_makes_the_key_before_its_workers_and_names_it_in_its_start_l
 def test_a_server_given_an_unusable_key_exits_with_one_line_and_no_traceback(tmp_path):
     junk = tmp_path / "junk.pem"
     junk.write_text("junk")
+    junk.chmod(0o600)
     env = {"PATH": "/usr/bin:/bin", "PERSISTENCE_MODULE": "eventsourcing.popo", "ZAMETANO_DATA_DIR": str(tmp_path),
            "ZAMETANO_SIGNING_KEY_FILE": str(junk)}
     done = subprocess.run([sys.executable, "-m", "api.server", "--port", "1"], cwd=ROOT, env=env,
