@@ -352,13 +352,6 @@ class RoundAuditSchema(RoundSchema):
     problems = fields.List(fields.Nested(ProblemSchema))
 
 
-class RoleSchema(Schema):
-    role = fields.String(
-        required=True, validate=validate.OneOf(["operator", "auditor", "open"]),
-        metadata={"description": "operator, auditor, or open (the service has no tokens: anyone may do everything)."},
-    )
-
-
 class HealthSchema(Schema):
     status = fields.String(metadata={"description": "ok"})
 

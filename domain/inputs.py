@@ -25,20 +25,24 @@ def validate_players(players: Any, low: int, high: int) -> list[str]:
     if not low <= len(players) <= high:
         listed = counted(len(players), "player was", "players were")
         raise InvalidPlayers(f"This game seats {low} to {high} players; {listed} listed.")
-    reserved = reserved_names()
     for p in players:
-        if not p.strip() or len(p) > MAX_NAME_LENGTH or p != p.strip():
-            raise InvalidPlayers(
-                f"Player names are 1 to {MAX_NAME_LENGTH} characters without surrounding spaces; got {p!r}."
-            )
-        if p in reserved:
-            raise InvalidPlayers(
-                f"'{p}' is reserved (names not allowed: {', '.join(sorted(reserved))})."
-            )
+        validate_name(p)
     dupes = sorted({p for p in players if players.count(p) > 1})
     if dupes:
         raise InvalidPlayers(f"Each player is listed once; listed twice: {', '.join(dupes)}.")
     return list(players)
+
+
+def validate_name(name: str) -> str:
+    """One player's name: 1 to MAX_NAME_LENGTH characters without surrounding spaces, and not reserved."""
+    if not name.strip() or len(name) > MAX_NAME_LENGTH or name != name.strip():
+        raise InvalidPlayers(
+            f"Player names are 1 to {MAX_NAME_LENGTH} characters without surrounding spaces; got {name!r}."
+        )
+    reserved = reserved_names()
+    if name in reserved:
+        raise InvalidPlayers(f"'{name}' is reserved (names not allowed: {', '.join(sorted(reserved))}).")
+    return name
 
 
 def parse_args(game: str, commands: Mapping[str, CommandSpec], command: str, args: dict[str, Any]) -> dict[str, Any]:
