@@ -177,6 +177,8 @@ class ErrorSchema(Schema):
     max_stake = fields.Integer(metadata={"description": "422: the most the table takes on a spot."})
     total = fields.Integer(metadata={"description": "422: the stake on the spot the refused one would make."})
     multiple_of = fields.Integer(metadata={"description": "422: banker stakes are multiples of this."})
+    names = fields.List(fields.String(), metadata={
+        "description": "422: two players' names that are one name (compared after NFKC and case folding) or look alike."})
 
 
 class TableStateSchema(_Open):
