@@ -9,12 +9,14 @@ name (the token's name, or the player), never the token itself.
 from __future__ import annotations
 
 import hmac
+import unicodedata
 from dataclasses import dataclass
 from typing import Any
 
 from flask import Flask, current_app, g, request
 
 from api.errors import error_body
+from api.policy import refused_character
 from service.errors import BadCredential
 
 # /keys is public on purpose: anyone holding a receipt must be able to fetch the key to check it. /docs (and
@@ -80,7 +82,10 @@ def identify(tokens: dict[str, tuple[str, str]], token: str | None) -> Principal
                 return Principal(role, name)
         if token.count(".") == 2:  # a JWT's header, claims and signature: a player's token
             claims = current_app.extensions["zametano_credentials"].verify(token)
-            return Principal(PLAYER_ROLE, claims.player, claims.tables, claims.expires_at)
+            if refused_character(claims.player):  # an external issuer's: held to the names a table could seat
+                raise BadCredential("This player token's 'sub' is not a player name: it holds a character names may not.")
+            player = unicodedata.normalize("NFC", claims.player)
+            return Principal(PLAYER_ROLE, player, claims.tables, claims.expires_at)
     return None if tokens else OPEN
 
 

@@ -11,10 +11,12 @@ from typing import Any
 from flask import current_app
 from flask.views import MethodView
 from flask_smorest import Blueprint
-from marshmallow import Schema, fields, validate
+from marshmallow import Schema, ValidationError, fields, validate
 
+from api.http import RequestRefused
 from api.openapi import answers
-from api.policy import BodyParser, Whole
+from api.policy import BodyParser, Whole, clean_text
+from domain.inputs import MAX_NAME_LENGTH
 from service.credentials import DEFAULT_TTL, MAX_TABLES, MAX_TTL, MIN_TTL
 
 blp = Blueprint("players", __name__, description="Players' credentials.")
@@ -52,4 +54,12 @@ class PlayerTokens(MethodView):
         The token is shown once: the service keeps no copy, and it cannot be listed again.
         """
         tables = [str(table) for table in args["tables"]] if "tables" in args else None
-        return current_app.extensions["zametano_credentials"].mint(player, args.get("ttl_seconds"), tables), 201
+        return current_app.extensions["zametano_credentials"].mint(name(player), args.get("ttl_seconds"), tables), 201
+
+
+def name(player: str) -> str:
+    """The path's player under the input policy, as a name in a body is (NFC, no refused character)."""
+    try:
+        return clean_text(player, MAX_NAME_LENGTH)
+    except ValidationError as exc:
+        raise RequestRefused(422, "player", " ".join(exc.messages)) from None

@@ -145,3 +145,24 @@ def test_on_a_service_without_tokens_anyone_mints_and_a_players_token_is_still_a
     assert client.get("/me", headers=bearer(token)).json["player"] == "anna"
     assert client.get("/tables", headers=bearer(token)).status_code == 403
     assert client.get("/me", headers=bearer(token[:-4] + "AAAA")).status_code == 401
+
+
+def test_a_players_name_in_the_path_is_held_to_the_input_policy(secured):
+    refused = secured.post("/players/an%E2%80%AEna/tokens", json={}, headers=bearer("op-secret"))
+    assert refused.status_code == 422 and "U+202E" in refused.json["message"] and "player" in refused.json["errors"]
+    composed = secured.post("/players/zo%C3%AB/tokens", json={}, headers=bearer("op-secret"))  # ë composed
+    decomposed = secured.post("/players/zoe%CC%88/tokens", json={}, headers=bearer("op-secret"))  # e, then the diaeresis
+    assert composed.json["player"] == decomposed.json["player"] == "zo\u00eb"
+
+
+def test_an_external_sub_with_a_character_names_may_not_hold_is_a_401(make_client, tmp_path):
+    key = ec.generate_private_key(ec.SECP256R1())
+    public = json.loads(jwt.get_algorithm_by_name("ES256").to_jwk(key.public_key()))
+    (tmp_path / "jwks.json").write_text(json.dumps({"keys": [{**public, "kid": "casino-1", "alg": "ES256"}]}))
+    client = make_client(ZAMETANO_TOKENS="operator:op-secret", ZAMETANO_PLAYER_ISSUER=ISSUER,
+                         ZAMETANO_PLAYER_JWKS_FILE=str(tmp_path / "jwks.json"))
+    exp = int((datetime.now(timezone.utc) + timedelta(hours=1)).timestamp())
+    token = jwt.encode({"sub": "an\u202ena", "aud": "zametano", "iss": ISSUER, "exp": exp}, key, algorithm="ES256",
+                       headers={"kid": "casino-1"})
+    refused = client.get("/me", headers=bearer(token))
+    assert refused.status_code == 401 and "'sub'" in refused.json["message"]
