@@ -6,14 +6,15 @@ from typing import Any
 
 from flask import Flask
 
-from api import audit, auth, desk, errors, identity, keys, logs, openapi, ops, policy, ratelimit, streams, tables
+from api import audit, auth, desk, errors, identity, keys, logs, openapi, ops, players, policy, ratelimit, streams, tables
 from api.schemas import games_document
 from service.application import TablesService
 from service.config import Settings, load
+from service.credentials import PlayerCredentials, load_credentials
 from service.store import LazyService
 
 
-def create_app(settings: Settings | None = None, service: Any = None) -> Flask:
+def create_app(settings: Settings | None = None, service: Any = None, credentials: PlayerCredentials | None = None) -> Flask:
     settings = settings or load()
     logs.configure(settings.log_format)  # before Flask's logger is first used, so it takes no handler of its own
     app = Flask("zametano")
@@ -36,6 +37,8 @@ def create_app(settings: Settings | None = None, service: Any = None) -> Flask:
         # follower keeps the read model up to date in the background (service/readmodel/follower.py).
         service = LazyService(lambda: checked(TablesService(settings, follow=True)))
     app.extensions["zametano"] = service
+    # Players' tokens are minted and checked without the event store: its outage does not lock players out.
+    app.extensions["zametano_credentials"] = credentials or load_credentials(settings)
     api = openapi.Api(app)
     api.register_blueprint(tables.blp)
     api.register_blueprint(streams.blp)
@@ -43,6 +46,7 @@ def create_app(settings: Settings | None = None, service: Any = None) -> Flask:
     api.register_blueprint(ops.blp)
     api.register_blueprint(keys.blp)
     api.register_blueprint(identity.blp)
+    api.register_blueprint(players.blp)
     app.register_blueprint(openapi.assets)
     app.register_blueprint(desk.blp)  # pages, not API operations: outside the OpenAPI document
     logs.register(app)  # first: every answer, even one a later hook gives early, has its request id

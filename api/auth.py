@@ -1,12 +1,23 @@
-"""Bearer tokens and roles (docs/api.md "Authentication"): operators command and query, auditors only query."""
+"""Bearer tokens, roles and principals (docs/api.md "Authentication"): who sends each request, and what it may do.
+
+Operators command and query, auditors only query, both with a token of ZAMETANO_TOKENS; a player holds a
+JWT that an operator minted (POST /players/{player}/tokens) or the casino's own issuer signed
+(service/credentials.py). Every request that passes gets its principal, ``g.principal``: the role and the
+name (the token's name, or the player), never the token itself.
+"""
 
 from __future__ import annotations
 
 import hmac
+import unicodedata
+from dataclasses import dataclass
+from typing import Any
 
 from flask import Flask, current_app, g, request
 
 from api.errors import error_body
+from api.policy import refused_character
+from service.errors import BadCredential
 
 # /keys is public on purpose: anyone holding a receipt must be able to fetch the key to check it. /docs (and
 # the files its page loads) shows only what /openapi.json does. The desk's pages and files (api/desk.py) hold
@@ -16,36 +27,87 @@ OPEN_PATHS = ("/healthz", "/readyz", "/metrics", "/openapi.json", "/keys", "/doc
 OPEN_PREFIXES = ("/docs/assets/", "/desk/")
 # The role of every request when the service has no tokens: anyone (on loopback) may do everything.
 OPEN_ROLE = "open"
+PLAYER_ROLE = "player"
+# What a player's token may call until views per viewer show each player his own cards and no one else's.
+PLAYER_PATHS = ("/me", "/keys")
+READING = ("GET", "HEAD", "OPTIONS")
 # RFC 9110 11.6.1 and RFC 6750 3: a 401 names the scheme that would be accepted.
 CHALLENGE = 'Bearer realm="zametano"'
+
+
+@dataclass(frozen=True)
+class Principal:
+    """Who sends a request: a role, and the name the log and the service know it by (the token's name, or the
+    player; None on a service without tokens). A player's token may be limited to some tables (None: all)."""
+
+    role: str
+    name: str | None = None
+    tables: tuple[str, ...] | None = None
+    expires_at: str | None = None
+
+
+OPEN = Principal(OPEN_ROLE)
 
 
 def register(app: Flask) -> None:
     @app.before_request
     def check_token():  # type: ignore[no-untyped-def]
-        tokens: dict[str, str] = current_app.config["ZAMETANO_TOKENS"]
+        tokens: dict[str, tuple[str, str]] = current_app.config["ZAMETANO_TOKENS"]
         if not tokens:
-            g.role = OPEN_ROLE  # no tokens configured: open, and the server only listens on loopback
-            return None
+            g.principal = OPEN  # no tokens configured: open, and the server only listens on loopback
         if request.path in OPEN_PATHS or request.path.startswith(OPEN_PREFIXES):
             return None
-        header = request.headers.get("Authorization", "")
-        scheme, _, token = header.partition(" ")
-        role = None
-        if scheme.lower() == "bearer":
-            for known, known_role in tokens.items():
-                if hmac.compare_digest(known.encode(), token.strip().encode()):
-                    role = known_role
-        if role is None:
-            response = error_body(401, "Send 'Authorization: Bearer <token>' with a token this service knows.")
-            response.headers["WWW-Authenticate"] = CHALLENGE
-            return response
-        if request.method not in ("GET", "HEAD", "OPTIONS") and role != "operator":
-            return error_body(403, f"The role '{role}' may only read; commands need an operator token.")
-        g.role = role
-        return None
+        token = bearer()
+        try:
+            principal = identify(tokens, token)
+        except BadCredential as exc:
+            return unauthorized(exc.message, invalid=True)
+        if principal is None:
+            return unauthorized("Send 'Authorization: Bearer <token>' with a token this service knows.")
+        g.principal = principal
+        return refusal(principal)
 
 
-def current_role() -> str | None:
-    """The role of this request's token (``open`` when the service has none); None on an open path."""
-    return g.get("role")
+def bearer() -> str | None:
+    scheme, _, token = request.headers.get("Authorization", "").partition(" ")
+    return token.strip() if scheme.lower() == "bearer" else None
+
+
+def identify(tokens: dict[str, tuple[str, str]], token: str | None) -> Principal | None:
+    """The principal of a bearer token: a token of ZAMETANO_TOKENS, a player's JWT (BadCredential when it does
+    not verify), OPEN on a service without tokens, or None."""
+    if token:
+        for known, (role, name) in tokens.items():
+            if hmac.compare_digest(known.encode(), token.encode()):
+                return Principal(role, name)
+        if token.count(".") == 2:  # a JWT's header, claims and signature: a player's token
+            claims = current_app.extensions["zametano_credentials"].verify(token)
+            if refused_character(claims.player):  # an external issuer's: held to the names a table could seat
+                raise BadCredential("This player token's 'sub' is not a player name: it holds a character names may not.")
+            player = unicodedata.normalize("NFC", claims.player)
+            return Principal(PLAYER_ROLE, player, claims.tables, claims.expires_at)
+    return None if tokens else OPEN
+
+
+def refusal(principal: Principal) -> Any:
+    """The 403 for what this principal's role may not do, or None."""
+    if principal.role == PLAYER_ROLE and not (request.path in PLAYER_PATHS and request.method in READING):
+        return error_body(403, "A player's token may only call GET /me for now: what a player may see and do "
+                               "comes with views per viewer, which show each player his own cards only.")
+    if request.method not in READING and principal.role not in ("operator", OPEN_ROLE):
+        return error_body(403, f"The role '{principal.role}' may only read; commands need an operator token.")
+    return None
+
+
+def unauthorized(message: str, *, invalid: bool = False) -> Any:
+    response = error_body(401, message)
+    # RFC 6750 3.1: a token that was sent but does not verify is an invalid_token.
+    response.headers["WWW-Authenticate"] = CHALLENGE + (', error="invalid_token"' if invalid else "")
+    return response
+
+
+def current_principal() -> Principal | None:
+    """This request's principal (OPEN when the service has no tokens); None on an open path."""
+    principal: Principal | None = g.get("principal")
+    return principal
+

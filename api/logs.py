@@ -10,6 +10,10 @@ ends up inside the one line it belongs to. Request bodies are never logged, nor 
 hidden (undealt cards, unrevealed seeds): the lines carry names, ids, statuses and the messages clients
 are answered with, which never hold either.
 
+Every line written while a request is served names its principal (api/auth.py): ``role`` (operator,
+auditor, player, open) and ``principal``, the token's name or the player, never the token itself; a request
+refused before it has one (a 401, a 429) has neither.
+
 A request's id is the client's ``X-Request-Id`` when that is 1 to 128 characters of ``A-Z a-z 0-9 . _ :
 -``, else a new one; it is returned in the ``X-Request-Id`` header of every response and as ``request_id``
 in every error body (api/errors.py), so a client's report leads to the server's lines.
@@ -35,7 +39,7 @@ CLIENT_ID = re.compile(r"[A-Za-z0-9._:-]{1,128}")
 # A refusal's message in the log: enough to see what was wrong, never a client's whole body echoed back.
 MAX_MESSAGE = 300
 # The extra fields a line may carry, in this order; anything else given to a logger is left out.
-FIELDS = ("request_id", "method", "route", "status", "duration_ms", "table_id", "command", "code")
+FIELDS = ("request_id", "role", "principal", "method", "route", "status", "duration_ms", "table_id", "command", "code")
 METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"})
 _CONTROL = re.compile(r"[\x00-\x1f\x7f\u0085\u2028\u2029]")
 
@@ -103,7 +107,17 @@ class _WithRequestId(logging.Filter):
     def filter(self, record: logging.LogRecord) -> bool:
         if getattr(record, "request_id", None) is None:
             record.request_id = request_id()
+        if getattr(record, "role", None) is None:
+            record.role, record.principal = principal()
         return True
+
+
+def principal() -> tuple[str | None, str | None]:
+    """This request's role and principal's name (api/auth.py puts them in ``g.principal``), or Nones."""
+    if not has_request_context():
+        return None, None
+    who = g.get("principal")
+    return (who.role, who.name) if who is not None else (None, None)
 
 
 def _fields(record: logging.LogRecord) -> dict[str, Any]:
@@ -193,8 +207,9 @@ def register(app: Flask) -> None:
         rid = request_id()
         if rid is not None:
             response.headers[HEADER] = rid
-        fields = {"request_id": rid, "method": method(), "route": route(), "status": response.status_code,
-                  "table_id": table_id()}
+        role, name = principal()
+        fields = {"request_id": rid, "role": role, "principal": name, "method": method(), "route": route(),
+                  "status": response.status_code, "table_id": table_id()}
         if g.get("streaming"):
             # Written once the server has sent the last of it (or the client went), outside the request.
             started = g.get("started", perf_counter())

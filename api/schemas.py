@@ -177,6 +177,8 @@ class ErrorSchema(Schema):
     max_stake = fields.Integer(metadata={"description": "422: the most the table takes on a spot."})
     total = fields.Integer(metadata={"description": "422: the stake on the spot the refused one would make."})
     multiple_of = fields.Integer(metadata={"description": "422: banker stakes are multiples of this."})
+    names = fields.List(fields.String(), metadata={
+        "description": "422: two players' names that are one name (compared after NFKC and case folding) or look alike."})
 
 
 class TableStateSchema(_Open):
@@ -350,13 +352,6 @@ class RoundAuditSchema(RoundSchema):
     payments = fields.List(fields.Dict())
     checks = fields.Nested(ChecksSchema)
     problems = fields.List(fields.Nested(ProblemSchema))
-
-
-class RoleSchema(Schema):
-    role = fields.String(
-        required=True, validate=validate.OneOf(["operator", "auditor", "open"]),
-        metadata={"description": "operator, auditor, or open (the service has no tokens: anyone may do everything)."},
-    )
 
 
 class HealthSchema(Schema):

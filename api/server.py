@@ -88,8 +88,10 @@ def is_loopback(host: str) -> bool:
 def prepare_store() -> str:
     """Creates the event store's tables in this (master) process, then tells workers not to: several
     processes creating tables at once race in PostgreSQL ("tuple concurrently updated"). Makes the
-    signing key here too (or records a new one in the keyring), so every worker reads the same key."""
+    signing key here too (or records a new one in the keyring), so every worker reads the same key, and the
+    players' key (and reads the external issuer's keys: a bad JWKS file stops the start, with the reason)."""
     from service.application import TablesService
+    from service.credentials import load_credentials
     from service.seeds import load_seed_keys
     from service.signing import load_signer
     from service.store import probe_postgres
@@ -97,6 +99,7 @@ def prepare_store() -> str:
     settings = load()
     signer = load_signer(settings)
     seed_keys = load_seed_keys(settings)  # made here, once, so that every worker reads the same keys
+    credentials = load_credentials(settings)
     if settings.module == "eventsourcing.postgres":
         probe_postgres(settings.persistence)  # where the database is and why it does not answer, at once
     service = TablesService(settings, signer=signer, seed_keys=seed_keys)  # creates the tables unless CREATE_TABLE says not to
@@ -109,7 +112,10 @@ def prepare_store() -> str:
         f"PostgreSQL {settings.persistence.get('POSTGRES_HOST')}:{settings.persistence.get('POSTGRES_PORT')}/"
         f"{settings.persistence.get('POSTGRES_DBNAME')}"
     )
-    return f"{settings.module} ({where}); {signer.describe()}; {seed_keys.describe()}"
+    players = f"players' tokens signed with key {credentials.key_id}"
+    if settings.player_issuer:
+        players += f", and {settings.player_issuer}'s accepted"
+    return f"{settings.module} ({where}); {signer.describe()}; {seed_keys.describe()}; {players}"
 
 
 def check_binds(binds: Iterable[str]) -> str | None:

@@ -1,15 +1,27 @@
-"""Checks what a caller sends before any rule is consulted: the players' names and a command's fields."""
+"""Checks what a caller sends before any rule is consulted: the players' names and a command's fields.
+
+Players' names are kept as given, and compared after NFKC and case folding: ``Anna``, ``anna`` and ``ＡＮＮＡ``
+are one name. Two names of one table must not look alike either: names are confusable when their
+confusables skeletons (Unicode's UTS #39, computed by ICU's SpoofChecker from Unicode's confusables data)
+are equal, whether compared with their case (``ANNA`` and Greek ``ΑΝΝΑ``) or without it (``anna`` and
+``аnna`` with a Cyrillic ``а``, ``boris`` and ``b0ris``).
+"""
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Mapping
 from typing import Any
+
+from icu import SpoofChecker
 
 from domain.errors import BadArgument, InvalidPlayers, UnknownCommand
 from domain.game import CommandSpec
 from domain.words import counted
 
 MAX_NAME_LENGTH = 40
+# Its skeletons depend only on Unicode's data, never on a check's settings; getSkeleton is safe from any thread.
+_SPOOF_CHECKER = SpoofChecker()
 
 
 def reserved_names() -> frozenset[str]:
@@ -25,20 +37,73 @@ def validate_players(players: Any, low: int, high: int) -> list[str]:
     if not low <= len(players) <= high:
         listed = counted(len(players), "player was", "players were")
         raise InvalidPlayers(f"This game seats {low} to {high} players; {listed} listed.")
-    reserved = reserved_names()
     for p in players:
-        if not p.strip() or len(p) > MAX_NAME_LENGTH or p != p.strip():
-            raise InvalidPlayers(
-                f"Player names are 1 to {MAX_NAME_LENGTH} characters without surrounding spaces; got {p!r}."
-            )
-        if p in reserved:
-            raise InvalidPlayers(
-                f"'{p}' is reserved (names not allowed: {', '.join(sorted(reserved))})."
-            )
+        validate_name(p)
     dupes = sorted({p for p in players if players.count(p) > 1})
     if dupes:
         raise InvalidPlayers(f"Each player is listed once; listed twice: {', '.join(dupes)}.")
+    refuse_one_name_written_twice(players)
+    refuse_names_that_look_alike(players)
     return list(players)
+
+
+def folded(name: str) -> str:
+    """The form names are compared in: NFKC, case folded, NFKC again (Unicode's NFKC_Casefold but for the
+    default ignorable characters, which the input policy refuses anyway)."""
+    return unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", name).casefold())
+
+
+def skeletons(name: str) -> tuple[str, str]:
+    """The name's UTS #39 skeletons: of its NFKC form, case kept, and of its folded form, folded again."""
+    return (_SPOOF_CHECKER.getSkeleton(0, unicodedata.normalize("NFKC", name)),
+            _SPOOF_CHECKER.getSkeleton(0, folded(name)).casefold())
+
+
+def refuse_one_name_written_twice(players: list[str]) -> None:
+    """Two names that are one after NFKC and case folding (``Anna`` and ``anna``, ``ﬁona`` and ``fiona``)."""
+    seen: dict[str, str] = {}
+    for p in players:
+        first = seen.setdefault(folded(p), p)
+        if first != p:
+            raise InvalidPlayers(
+                f"'{first}' and '{p}' are one name: names are compared regardless of case and of compatibility "
+                "forms (ligatures, full-width letters); list each player once.", field="players", names=[first, p])
+
+
+def refuse_names_that_look_alike(players: list[str]) -> None:
+    """Two names whose confusables skeletons are equal (``anna`` and ``аnna`` with a Cyrillic ``а``)."""
+    seen: dict[str, str] = {}
+    for p in players:
+        for key in skeletons(p):
+            first = seen.setdefault(key, p)
+            if first != p:
+                raise InvalidPlayers(
+                    f"'{first}' and '{p}' look alike{_difference(first, p)}; give each player a name that cannot "
+                    "be mistaken for another's.", field="players", names=[first, p])
+
+
+def _difference(first: str, second: str) -> str:
+    """Where two names of one length differ first, by the characters' Unicode names."""
+    if len(first) != len(second):
+        return ""
+    at, a, b = next((at, a, b) for at, (a, b) in enumerate(zip(first, second), 1) if a != b)
+    return f" (character {at}: {_char(a)} against {_char(b)})"
+
+
+def _char(c: str) -> str:
+    return f"U+{ord(c):04X} {unicodedata.name(c, '')}".rstrip()
+
+
+def validate_name(name: str) -> str:
+    """One player's name: 1 to MAX_NAME_LENGTH characters without surrounding spaces, and not reserved."""
+    if not name.strip() or len(name) > MAX_NAME_LENGTH or name != name.strip():
+        raise InvalidPlayers(
+            f"Player names are 1 to {MAX_NAME_LENGTH} characters without surrounding spaces; got {name!r}."
+        )
+    reserved = reserved_names()
+    if name in reserved:
+        raise InvalidPlayers(f"'{name}' is reserved (names not allowed: {', '.join(sorted(reserved))}).")
+    return name
 
 
 def parse_args(game: str, commands: Mapping[str, CommandSpec], command: str, args: dict[str, Any]) -> dict[str, Any]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -52,6 +53,10 @@ OWN_VARIABLES = (
     "ZAMETANO_LOG_FORMAT",
     "ZAMETANO_MAX_STREAMS",
     "ZAMETANO_STREAM_HEARTBEAT",
+    "ZAMETANO_PLAYER_KEY_FILE",
+    "ZAMETANO_PLAYER_AUDIENCE",
+    "ZAMETANO_PLAYER_ISSUER",
+    "ZAMETANO_PLAYER_JWKS_FILE",
 )
 # Outages (README "Outages"): a request waits at most this long for the database, well below gunicorn's
 # worker timeout, then answers 503.
@@ -62,6 +67,10 @@ SERVER_VARIABLES = ("HOST", "PORT", "WEB_CONCURRENCY", "WEB_THREADS", "BIND", "P
 # All of them, as `scripts/run --help` lists them.
 ALL_VARIABLES = LIBRARY_VARIABLES + OWN_VARIABLES + SERVER_VARIABLES
 ROLES = ("operator", "auditor")
+# A token's name (ZAMETANO_TOKENS' role@name:token): what the log and GET /me call whoever holds it.
+TOKEN_NAME = re.compile(r"[A-Za-z0-9._-]{1,40}")
+# The audience (`aud`) players' tokens must name unless ZAMETANO_PLAYER_AUDIENCE says otherwise.
+DEFAULT_PLAYER_AUDIENCE = "zametano"
 # The largest request body read: a table's opening with every rule option is well under 1 KiB.
 DEFAULT_MAX_BODY_BYTES = 64 * 1024
 RATE_PERIODS = {"s": 1.0, "min": 60.0, "h": 3600.0}
@@ -94,7 +103,7 @@ class Settings:
     persistence: dict[str, str]
     snapshot_interval: int = 50
     statement_timeout: float = float(STATEMENT_TIMEOUT)  # seconds; 0: none
-    tokens: dict[str, str] = field(default_factory=dict)  # token -> role
+    tokens: dict[str, tuple[str, str]] = field(default_factory=dict)  # token -> (role, name)
     data_dir: str = "var"
     # The Ed25519 PEM key that signs receipts; None: signing-key.pem in data_dir, made on first start.
     signing_key_file: str | None = None
@@ -108,6 +117,12 @@ class Settings:
     log_format: str | None = None
     max_streams: int = DEFAULT_MAX_STREAMS  # per worker process; 0: no streams
     stream_heartbeat: float = DEFAULT_STREAM_HEARTBEAT  # seconds
+    # The Ed25519 PEM key that signs players' tokens; None: player-key.pem in data_dir, made on first start.
+    player_key_file: str | None = None
+    player_audience: str = DEFAULT_PLAYER_AUDIENCE
+    # An external issuer of players' tokens: the `iss` its tokens name and the JWKS file of its public keys.
+    player_issuer: str | None = None
+    player_jwks_file: str | None = None
 
     @property
     def module(self) -> str:
@@ -159,7 +174,21 @@ def load(environ: Mapping[str, str] | None = None) -> Settings:
         log_format=parse_log_format(env.get("ZAMETANO_LOG_FORMAT", "")),
         max_streams=parse_max_streams(env.get("ZAMETANO_MAX_STREAMS", "")),
         stream_heartbeat=parse_stream_heartbeat(env.get("ZAMETANO_STREAM_HEARTBEAT", "")),
+        player_key_file=env.get("ZAMETANO_PLAYER_KEY_FILE") or None,
+        player_audience=env.get("ZAMETANO_PLAYER_AUDIENCE", "").strip() or DEFAULT_PLAYER_AUDIENCE,
+        **parse_player_issuer(env.get("ZAMETANO_PLAYER_ISSUER", ""), env.get("ZAMETANO_PLAYER_JWKS_FILE", "")),
     )
+
+
+def parse_player_issuer(issuer: str, jwks_file: str) -> dict[str, str | None]:
+    """An external issuer of players' tokens: both its ``iss`` and its JWKS file, or neither."""
+    issuer, jwks_file = issuer.strip(), jwks_file.strip()
+    if bool(issuer) != bool(jwks_file):
+        raise ConfigError(
+            "ZAMETANO_PLAYER_ISSUER and ZAMETANO_PLAYER_JWKS_FILE go together: the issuer's name (the `iss` of its "
+            "tokens) and the JWKS file of the keys it signs them with"
+        )
+    return {"player_issuer": issuer or None, "player_jwks_file": jwks_file or None}
 
 
 def make_data_dir(path: Path) -> None:
@@ -234,14 +263,22 @@ def parse_switch(name: str, text: str, default: bool = False) -> bool:
     raise ConfigError(f"{name} is on (y, yes, true, on, 1) or off (n, no, false, off, 0)")
 
 
-def parse_tokens(text: str) -> dict[str, str]:
-    """``role:token`` pairs separated by commas, e.g. ``operator:s3cret,auditor:r34d``."""
-    tokens: dict[str, str] = {}
+def parse_tokens(text: str) -> dict[str, tuple[str, str]]:
+    """``role:token`` or ``role@name:token`` entries separated by commas, e.g.
+    ``operator@cage:s3cret,auditor:r34d``; a token without a name is called ``<role>-<n>``, the n-th of its
+    role in the list (``auditor-1``)."""
+    tokens: dict[str, tuple[str, str]] = {}
+    counts = dict.fromkeys(ROLES, 0)
     for item in filter(None, (part.strip() for part in text.split(","))):
-        role, sep, token = item.partition(":")
-        if not sep or role not in ROLES or not token:
-            raise ConfigError(f"ZAMETANO_TOKENS entries are role:token with role one of {', '.join(ROLES)}")
-        tokens[token] = role
+        holder, sep, token = item.partition(":")
+        role, named, name = holder.partition("@")
+        if not sep or role not in ROLES or not token or (named and not TOKEN_NAME.fullmatch(name)):
+            raise ConfigError(
+                f"ZAMETANO_TOKENS entries are role:token or role@name:token, with role one of {', '.join(ROLES)} "
+                "and a name of 1 to 40 letters, digits, '.', '_' or '-'"
+            )
+        counts[role] += 1
+        tokens[token] = (role, name if named else f"{role}-{counts[role]}")
     return tokens
 
 

@@ -109,3 +109,8 @@ class StreamRefused(ServiceError):
     def __init__(self, message: str, retry_after: int | None = None) -> None:
         super().__init__(message)
         self.retry_after = retry_after
+
+
+class BadCredential(ServiceError):
+    """A player's token that does not verify: expired, altered, signed by an unknown key, for another audience
+    or issuer. The message says which, in one line, and never repeats the token."""

@@ -120,7 +120,7 @@ def load_signer(settings: Settings, now: Clock = utc_now) -> Signer:
         return Signer.in_memory(now)
     else:
         key_file = data_dir / KEY_FILE
-        key, made = _read_or_make_key(key_file)
+        key, made = read_or_make_key(key_file)
     keyring, retired = _record_in_keyring(data_dir / KEYRING_FILE, key, key_file, now)
     return Signer(key, keyring, key_file=key_file, made=made, retired=retired)
 
@@ -137,12 +137,13 @@ def read_key(path: Path, what: str, *, follow: bool = False) -> Ed25519PrivateKe
             f"{what} is not a PEM private key; make one with: openssl genpkey -algorithm ed25519 -out FILE"
         ) from None
     if not isinstance(key, Ed25519PrivateKey):
-        raise ConfigError(f"{what} is not an Ed25519 key; receipts are signed with Ed25519 (openssl genpkey -algorithm ed25519)")
+        raise ConfigError(f"{what} is not an Ed25519 key; the service signs with Ed25519 (openssl genpkey -algorithm ed25519)")
     return key
 
 
-def _read_or_make_key(path: Path) -> tuple[Ed25519PrivateKey, bool]:
-    what = f"the signing key {path}"
+def read_or_make_key(path: Path, what: str | None = None) -> tuple[Ed25519PrivateKey, bool]:
+    """The Ed25519 key in ``path``, made there (mode 0600) if there is none yet; whether this call made it."""
+    what = what or f"the signing key {path}"
     if path.exists():
         return read_key(path, what), False
     with locked(path.parent, what):

@@ -20,7 +20,8 @@ included, except for:
 
 - values that differ from run to run by nature, replaced by placeholders on both sides: every UUID
   (inside messages too), and every value under a key (or header) of PLACEHOLDERS: digests, timestamps,
-  request ids, signatures, key ids and public keys, seeds and their commitments;
+  request ids, signatures, key ids and public keys, seeds and their commitments, players' tokens and when
+  they expire (``{player_token}`` in a request's header is a token minted for the ``given:`` line's player);
 - what the page marks as shortened: an object with a ``"..."`` key shows only some of its keys, and a list
   whose last item is a string that starts with ``...`` only its first items;
 - headers the example does not show.
@@ -55,7 +56,7 @@ FENCED = re.compile(r"^```(?P<lang>\w*)\n(?P<block>.*?)^```$", re.M | re.S)
 # Values that differ from run to run by nature, by the key that holds them.
 PLACEHOLDERS = frozenset({
     "table_id", "digest", "timestamp", "opened_at", "updated_at", "started_at", "ended_at", "request_id",
-    "signature", "key_id", "public_key", "not_before", "seed", "commitment", "X-Request-Id",
+    "signature", "key_id", "public_key", "not_before", "seed", "commitment", "X-Request-Id", "token", "expires_at",
 })
 UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 PADDED = re.compile(r"<a JSON body of (\d+) bytes>")
@@ -164,12 +165,15 @@ def punto_banco_quickstart(client: Any, headers: dict[str, str]) -> Table:
 class Given:
     table: Callable[..., Table] | None = None
     env: dict[str, str] = field(default_factory=dict)
+    player: str | None = None  # mint this player a token: the example's {player_token}
 
 
 TOKENS = "operator:op-secret,auditor:au-secret"
 GIVEN = {
     "a fresh service": Given(),
     f"a service with the tokens {TOKENS}": Given(env={"ZAMETANO_TOKENS": TOKENS}),
+    f"a service with the tokens {TOKENS}, and a token minted for anna": Given(env={"ZAMETANO_TOKENS": TOKENS},
+                                                                              player="anna"),
     "a chemin-de-fer table of anna, boris and vera": Given(chemin_de_fer),
     "a chemin-de-fer table waiting for the bank": Given(chemin_de_fer_to_bank),
     "a chemin-de-fer table with a bank of 100 posted": Given(chemin_de_fer_to_stakes),
@@ -243,8 +247,11 @@ def replay(example: Example, tmp_path: Path) -> Any:
         target = example.target
         if given.table is not None:
             target = target.replace("{table_id}", given.table(client, headers).table_id)
-        return client.open(target, method=example.method, headers=request_headers(example),
-                           data=request_body(example.body))
+        sent = request_headers(example)
+        if given.player is not None:
+            token = client.post(f"/players/{given.player}/tokens", json={}, headers=headers).json["token"]
+            sent = {name: value.replace("{player_token}", token) for name, value in sent.items()}
+        return client.open(target, method=example.method, headers=sent, data=request_body(example.body))
     finally:
         service.close()
 

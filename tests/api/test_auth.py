@@ -63,6 +63,6 @@ def test_loopback_addresses_are_recognised(host, loop):
 
 
 def test_token_configuration_is_role_colon_token(tmp_path):
-    assert parse_tokens("operator:a, auditor:b") == {"a": "operator", "b": "auditor"}
+    assert parse_tokens("operator:a, auditor:b") == {"a": ("operator", "operator-1"), "b": ("auditor", "auditor-1")}
     with pytest.raises(ConfigError, match="role:token"):
         parse_tokens("admin:x")

@@ -121,7 +121,7 @@ def test_me_names_the_role_of_the_token_sent(secured, token, role):
     response = secured.get("/me", headers={"Authorization": f"Bearer {token}"})
 
     assert response.status_code == 200
-    assert response.json == {"role": role}
+    assert response.json == {"role": role, "name": f"{role}-1"}
 
 
 def test_me_without_a_token_the_service_knows_is_a_401(secured):
@@ -133,4 +133,4 @@ def test_me_on_a_service_without_tokens_is_open(client):
     response = client.get("/me")
 
     assert response.status_code == 200
-    assert response.json == {"role": "open"}
+    assert response.json == {"role": "open", "name": None}

@@ -350,3 +350,37 @@ def test_a_commands_outcome_is_one_of_a_fixed_list_whatever_the_status():
     assert {outcome(status) for status in range(100, 600)} == set(OUTCOMES)
     assert (outcome(200), outcome(409), outcome(422), outcome(413), outcome(503), outcome(500)) == (
         "ok", "conflict", "refused", "invalid", "unavailable", "error")
+
+
+def test_every_line_of_a_request_names_its_principal_and_never_its_token(make_client, capsys):
+    client = make_client(ZAMETANO_TOKENS="operator@cage:op-secret-1,auditor:au-secret-2")
+    player = client.post("/players/anna/tokens", json={}, headers={"Authorization": "Bearer op-secret-1"}).json["token"]
+    capsys.readouterr()
+    for rid, token in [("op", "op-secret-1"), ("au", "au-secret-2"), ("pl", player)]:
+        client.get("/me", headers={"Authorization": f"Bearer {token}", "X-Request-Id": rid})
+        client.post("/tables", json={}, headers={"Authorization": f"Bearer {token}", "X-Request-Id": rid + "-refused"})
+    client.get("/me", headers={"Authorization": "Bearer guess-3", "X-Request-Id": "nobody"})
+    err = capsys.readouterr().err
+    lines = [json.loads(line) for line in err.splitlines() if line.startswith("{")]
+    principals = {(line["request_id"], line.get("role"), line.get("principal")) for line in lines}
+    assert principals == {("op", "operator", "cage"), ("op-refused", "operator", "cage"),
+                          ("au", "auditor", "auditor-1"), ("au-refused", "auditor", "auditor-1"),
+                          ("pl", "player", "anna"), ("pl-refused", "player", "anna"), ("nobody", None, None)}
+    assert len([line for line in lines if "code" in line]) == 4  # the refusals' own lines name the principal too
+    for secret in ("op-secret-1", "au-secret-2", player, player.split(".")[2], "guess-3"):
+        assert secret not in err
+
+
+def test_a_service_without_tokens_logs_its_requests_as_open(client, capsys):
+    capsys.readouterr()
+    client.get("/me", headers={"X-Request-Id": "open"})
+    line = [line for line in log_lines(capsys) if line.get("request_id") == "open"][0]
+    assert line["role"] == "open" and "principal" not in line
+
+
+def test_the_text_form_names_the_principal_too(make_client, capsys):
+    client = make_client(ZAMETANO_TOKENS="operator@cage:op-secret-1", ZAMETANO_LOG_FORMAT="text")
+    capsys.readouterr()
+    client.get("/me", headers={"Authorization": "Bearer op-secret-1"})
+    err = capsys.readouterr().err
+    assert "role=operator principal=cage" in err and "op-secret-1" not in err

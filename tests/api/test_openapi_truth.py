@@ -340,6 +340,7 @@ PLAIN: dict[tuple[str, str], Callable[[Worlds], tuple[str, dict[str, Any]]]] = {
     ("GET", "/metrics"): lambda w: ("/metrics", {}),
     ("GET", "/keys"): lambda w: ("/keys", {}),
     ("GET", "/me"): lambda w: ("/me", {}),
+    ("POST", "/players/{player}/tokens"): lambda w: ("/players/anna/tokens", {"json": {"ttl_seconds": 600}}),
 }
 
 
@@ -365,6 +366,8 @@ def damaged(method: str, path: Callable[[Worlds], str], **kwargs: Any) -> Send:
 
 TABLE, STATE, COMMANDS = "/tables/{table_id}", "/tables/{table_id}/state", "/tables/{table_id}/commands"
 HEADS = "/events"
+MINT, MINT_ANNA = "/players/{player}/tokens", "/players/anna/tokens"
+CREATED = (("POST", "/tables"), ("POST", MINT))
 EVENTS, ROUNDS_, ROUND = "/tables/{table_id}/events", "/tables/{table_id}/rounds", "/tables/{table_id}/rounds/{number}"
 
 
@@ -373,7 +376,7 @@ def commands(why: str, status: int, send: Send) -> Case:
 
 
 CASES = [
-    *(Case(*op, 201 if op == ("POST", "/tables") else 200, "plain", plain(op, "main")) for op in PLAIN),
+    *(Case(*op, 201 if op in CREATED else 200, "plain", plain(op, "main")) for op in PLAIN),
     Case("GET", "/tables", 422, "a limit of 0", main("GET", lambda w: "/tables?limit=0")),
     Case("GET", "/tables", 422, "a cursor no page gave", main("GET", lambda w: "/tables?cursor=x")),
     Case("POST", "/tables", 400, "not JSON", main("POST", lambda w: "/tables", data="{", content_type="application/json")),
@@ -459,16 +462,25 @@ CASES = [
     Case("GET", ROUND, 409, "its read model row unreadable", damaged("GET", lambda w: "/tables/{d}/rounds/1")),
     Case("GET", "/tables/{table_id}/verify", 404, "no such table", main("GET", lambda w: f"/tables/{UNKNOWN}/verify")),
     Case("GET", "/me", 200, "an auditor", main("GET", lambda w: "/me", token=AUDITOR)),
+    Case("GET", "/me", 200, "a player", lambda w: w.main.call("GET", "/me", token=w.main.call(
+        "POST", "/players/anna/tokens", json={}).json["token"])),
+    Case("POST", MINT, 400, "not JSON", main("POST", lambda w: MINT_ANNA, data="{", content_type="application/json")),
+    Case("POST", MINT, 403, "an auditor", main("POST", lambda w: MINT_ANNA, token=AUDITOR, json={})),
+    Case("POST", MINT, 413, "a large body", main("POST", lambda w: MINT_ANNA, data=body_of(2 * MAX_BODY),
+                                                 content_type="application/json")),
+    Case("POST", MINT, 415, "text/plain", main("POST", lambda w: MINT_ANNA, data="{}", content_type="text/plain")),
+    Case("POST", MINT, 422, "a lifetime of a second", main("POST", lambda w: MINT_ANNA, json={"ttl_seconds": 1})),
+    Case("POST", MINT, 422, "a reserved name", main("POST", lambda w: "/players/house/tokens", json={})),
 ]
 
 # The paths whose answers never touch the event store.
-NO_STORE = ("/healthz", "/metrics", "/openapi.json", "/docs", "/me")
+NO_STORE = ("/healthz", "/metrics", "/openapi.json", "/docs", "/me", MINT)
 OPEN = ("/healthz", "/readyz", "/metrics", "/openapi.json", "/keys", "/docs")
 NEVER_LIMITED = ("/healthz", "/readyz", "/metrics")
 
 
 def success(op: tuple[str, str]) -> int:
-    return 201 if op == ("POST", "/tables") else 200
+    return 201 if op in CREATED else 200
 
 
 # Every operation without a token, rate-limited and with its store down: what each answers is the code's

@@ -55,6 +55,8 @@ def server_env(env: dict[str, str]) -> dict[str, str]:
     clean = {k: v for k, v in os.environ.items() if not k.startswith(("POSTGRES_", "SQLITE_", "PERSISTENCE_"))}
     clean.pop("ZAMETANO_TOKENS", None)
     clean.pop("ZAMETANO_SIGNING_KEY_FILE", None)
+    for name in ("ZAMETANO_PLAYER_KEY_FILE", "ZAMETANO_PLAYER_AUDIENCE", "ZAMETANO_PLAYER_ISSUER", "ZAMETANO_PLAYER_JWKS_FILE"):
+        clean.pop(name, None)
     clean.pop("PROMETHEUS_MULTIPROC_DIR", None)  # each server its own metrics folder: a shared one is emptied at start
     return {**clean, **env}
 

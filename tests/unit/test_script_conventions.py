@@ -174,11 +174,12 @@ def test_each_script_takes_the_services_url_without_http(
         (None, {"ZAMETANO_TOKENS": "operator:op,auditor:au,auditor:au2"}, ("auditor", "operator"), "au"),
         (None, {"ZAMETANO_TOKENS": "operator:op"}, ("auditor", "operator"), "op"),
         (None, {"ZAMETANO_TOKENS": "auditor:au"}, ("operator",), None),
+        (None, {"ZAMETANO_TOKENS": "auditor@regulator:au,operator@cage:op"}, ("operator",), "op"),
         (None, {"ZAMETANO_TOKENS": "nonsense,operator:"}, ("operator",), None),
         (None, {}, ("operator",), None),
     ],
     ids=["--token-first", "then-ZAMETANO_TOKEN", "then-the-operator-of-ZAMETANO_TOKENS",
-         "the-first-auditor-for-reading", "an-operator-reads-too", "an-auditor-cannot-command", "malformed",
+         "the-first-auditor-for-reading", "an-operator-reads-too", "an-auditor-cannot-command", "named-tokens", "malformed",
          "none"],
 )
 def test_the_token_is_the_one_given_else_zametano_token_else_the_servers_own_list_by_role(
