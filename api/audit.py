@@ -1,4 +1,4 @@
-"""Audit and replay: the round index, a round's audit, a whole table verified."""
+"""Audit and replay: the round index, a round's audit, a whole table verified, its free decisions weighed."""
 
 from __future__ import annotations
 
@@ -10,7 +10,14 @@ from flask_smorest import Blueprint
 
 from api import http
 from api.openapi import answers
-from api.schemas import RoundAuditSchema, RoundsPageSchema, RoundsQueryArgs, VerifySchema
+from api.schemas import (
+    DecisionsPageSchema,
+    DecisionsQueryArgs,
+    RoundAuditSchema,
+    RoundsPageSchema,
+    RoundsQueryArgs,
+    VerifySchema,
+)
 from domain.games import GAMES
 
 blp = Blueprint("audit", __name__, description="Rounds, round audits and whole-table verification.")
@@ -63,3 +70,19 @@ class Verify(MethodView):
         snapshot) is listed in `problems` at its version, like any other failed check.
         """
         return service().verify(table_id)
+
+
+@blp.route("/tables/<table_id>/decisions")
+class Decisions(MethodView):
+    @blp.arguments(DecisionsQueryArgs, location="query")
+    @blp.response(200, DecisionsPageSchema)
+    @answers(404, 409, 422, 503)
+    def get(self, args: dict[str, Any], table_id: str) -> Any:
+        """The table's free decisions, oldest first, each weighed against the exact solution of the draw game
+        for the table's rule set and decks: each option's expected gain per unit staked for the decider,
+        given what he knew, the best one, the cost of the choice per unit and in units, and to whom it went;
+        and every player's summary over the whole table: decisions, costly ones, what they gave away and to
+        whom, what he staked, its theoretical loss and his result. Only Chemin de fer has free decisions:
+        for punto banco and the card lottery the list is empty.
+        """
+        return http.cursor_page(service().decisions(table_id, http.after(args.get("cursor")), args["limit"]))

@@ -328,6 +328,30 @@ class RoundsPageSchema(Schema):
     )
 
 
+class GainsSchema(Schema):
+    draw = fields.Float()
+    stand = fields.Float()
+
+
+class WeighedDecisionSchema(Schema):
+    version = fields.Integer(metadata={"description": "The event that records the choice (a face-up card, or HandStood)."})
+    round = fields.Integer()
+    player = fields.String(metadata={"description": "Who chose."})
+    role = fields.String(validate=validate.OneOf(["punter", "banker"]))
+    total = fields.Integer(metadata={"description": "The decider's two-card total."})
+    third = fields.Raw(metadata={"description": "Banker only: the point value (0-9) of the punter's third card, or "
+                                                "\"stood\"."})
+    chosen = fields.String(validate=validate.OneOf(["draw", "stand"]))
+    best = fields.String(validate=validate.OneOf(["draw", "stand", "either"]))
+    gains = fields.Nested(GainsSchema, metadata={"description": "Each option's expected gain per unit staked, for "
+                                                                "the decider, given what he knew."})
+    cost = fields.Float(metadata={"description": "gains[best] - gains[chosen] per unit staked; 0 when indifferent."})
+    at_stake = fields.Integer(metadata={"description": "The stakes of the coup (the bank at risk)."})
+    cost_amount = fields.Float(metadata={"description": "What the choice gave away, in units, to 1/10000: the sum of to."})
+    to = fields.Dict(keys=fields.String(), values=fields.Float(),
+                     metadata={"description": "Who received what the choice gave away, in units."})
+
+
 class ProblemSchema(Schema):
     check = fields.String()
     version = fields.Integer(allow_none=True, metadata={"description": "The offending event, where one is named."})
@@ -349,6 +373,9 @@ class RoundAuditSchema(RoundSchema):
                                 metadata={"description": "null where the stored log cannot give it (see problems)."})
     cards = fields.List(fields.Dict())
     decisions = fields.List(fields.Dict())
+    free_decisions = fields.List(fields.Nested(WeighedDecisionSchema), metadata={
+        "description": "The round's free decisions weighed, as GET /tables/{table_id}/decisions lists them "
+                       "(Chemin de fer only; empty for the other games)."})
     payments = fields.List(fields.Dict())
     checks = fields.Nested(ChecksSchema)
     problems = fields.List(fields.Nested(ProblemSchema))
@@ -377,3 +404,29 @@ class VerifySchema(Schema):
     commands_checked = fields.Integer()
     rounds_checked = fields.Integer()
     problems = fields.List(fields.Nested(ProblemSchema))
+
+
+class DecisionsQueryArgs(Schema):
+    cursor = Text(metadata={"description": "The next_cursor of the previous page."})
+    limit = Whole(strict=False, minimum=1, maximum=1000, load_default=100)
+
+
+class PlayerDecisionsSchema(Schema):
+    decisions = fields.Integer(metadata={"description": "His free decisions."})
+    costly = fields.Integer(metadata={"description": "Those with a cost above 0."})
+    cost_amount = fields.Float(metadata={"description": "The sum of his decisions' cost_amount."})
+    to = fields.Dict(keys=fields.String(), values=fields.Float(),
+                     metadata={"description": "What his decisions gave away, by receiver."})
+    staked = fields.Integer(metadata={"description": "Everything he staked (Chemin de fer: for the banker, the bank "
+                                                     "at risk), deal by deal."})
+    theoretical_loss = fields.Float(allow_none=True, metadata={
+        "description": "What his stakes were expected to lose, in units, to 1/10000: each stake times the edge "
+                       "against it (negative: an expected gain); null for the card lottery."})
+    result = fields.Integer(metadata={"description": "What the payments moved to (positive) or from him."})
+
+
+class DecisionsPageSchema(Schema):
+    decisions = fields.List(fields.Nested(WeighedDecisionSchema))
+    players = fields.Dict(keys=fields.String(), values=fields.Nested(PlayerDecisionsSchema),
+                          metadata={"description": "Every player of the table, over the whole table."})
+    next_cursor = fields.String(allow_none=True)

@@ -9,6 +9,7 @@ module of the service or the API calls those views.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from fractions import Fraction
 from typing import Any
 
 from domain.table import Table, TableEvent
@@ -59,3 +60,68 @@ def round_record(shown: list[dict[str, Any]]) -> dict[str, Any]:
         ],
         "payments": [{"version": e["version"], **e["data"]} for e in shown if e["type"] == "PaymentMade"],
     }
+
+
+# --- decisions weighed (service/decisions.py) ------------------------------------------------------------
+
+# An expected amount (a cost given away, a theoretical loss) is an average, not money moved: it is shown in
+# units rounded to SHARE-ths of a unit (half to even), from the exact fraction. Gains and costs per unit
+# staked are the nearest float to the exact fraction.
+SHARE = 10_000
+
+
+def _shares(amount: Fraction) -> int:
+    return round(amount * SHARE)
+
+
+def _given(decision: Any, cost: Fraction) -> dict[str, int]:
+    """What the decision gave away to each opponent, in SHARE-ths of a unit: the punter's choice to the
+    banker, on everything at stake; the banker's to each staker, on his stake."""
+    if decision.role == "punter":
+        given = {decision.banker: _shares(cost * sum(decision.stakes.values()))}
+    else:
+        given = {staker: _shares(cost * amount) for staker, amount in decision.stakes.items()}
+    return {who: amount for who, amount in given.items() if amount}
+
+
+def weighed_decision(decision: Any, figures: dict[str, Any]) -> dict[str, Any]:
+    """A free decision (domain/chemin_de_fer/decisions.py::FreeDecision) with its figures, as
+    GET /tables/{id}/decisions and a round's audit show it."""
+    given = _given(decision, figures["cost"])
+    shown: dict[str, Any] = {"version": decision.version, "round": decision.round, "player": decision.player,
+                             "role": decision.role, "total": decision.total}
+    if decision.role == "banker":
+        shown["third"] = decision.third
+    return shown | {
+        "chosen": decision.chosen,
+        "best": figures["best"],
+        "gains": {k: float(figures["gains"][k]) for k in ("draw", "stand")},
+        "cost": float(figures["cost"]),
+        "at_stake": sum(decision.stakes.values()),
+        "cost_amount": sum(given.values()) / SHARE,
+        "to": {who: amount / SHARE for who, amount in given.items()},
+    }
+
+
+def decision_summary(players: list[str], decisions: list[tuple[Any, dict[str, Any]]], staked: dict[str, int],
+                     expected: dict[str, Fraction] | None, result: dict[str, int]) -> dict[str, Any]:
+    """Each player's free decisions, the costly ones and what they gave away (in total and to whom, the sum
+    of his decisions' ``cost_amount`` and ``to``), what he staked, its theoretical loss (null where the game
+    is not rated) and his result (what the payments moved)."""
+    summary = {}
+    for player in players:
+        mine = [(d, f) for d, f in decisions if d.player == player]
+        to: dict[str, int] = {}
+        for d, f in mine:
+            for who, amount in _given(d, f["cost"]).items():
+                to[who] = to.get(who, 0) + amount
+        summary[player] = {
+            "decisions": len(mine),
+            "costly": sum(1 for _, f in mine if f["cost"] > 0),
+            "cost_amount": sum(to.values()) / SHARE,
+            "to": {who: amount / SHARE for who, amount in to.items()},
+            "staked": staked[player],
+            "theoretical_loss": None if expected is None else _shares(expected[player]) / SHARE,
+            "result": result[player],
+        }
+    return summary

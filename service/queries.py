@@ -13,7 +13,7 @@ from typing import Any
 from domain.chain import format_timestamp
 from domain.errors import BadArgument
 from domain.table import TableEvent
-from service import audit, present, streams
+from service import audit, decisions, present, streams
 from service.errors import NotFoundInHistory, TableNotFound
 from service.limits import page_size, position
 
@@ -172,3 +172,7 @@ class Queries:
     def verify(self, table_id: str) -> dict[str, Any]:
         """The whole table verified."""
         return audit.verify(self, table_id)
+
+    def decisions(self, table_id: str, after: int = 0, limit: int = 100) -> dict[str, Any]:
+        """A page of the table's free decisions weighed, and every player's summary (service/decisions.py)."""
+        return decisions.table_decisions(self, table_id, after, limit)

@@ -93,6 +93,27 @@ def tallies(decks: int | None) -> Tallies:
     return out
 
 
+@lru_cache(maxsize=32)
+def deal_probabilities(decks: int | None) -> tuple[dict[tuple[int, int], Fraction], dict[tuple[int, int, int], Fraction]]:
+    """How often each cell is reached, from the same ordered deals as ``tallies``: ``(two, three)``, where
+    ``two[t, b]`` is the probability that the punter holds t and the banker b (both 0-7: no natural) and
+    ``three[t, b, x]`` that, besides, the next card (the punter's third, if he draws) is worth x."""
+    counts = shoe_counts(decks)
+    deplete = 1 if decks else 0
+    n = sum(counts)
+    four = n * (n - deplete) * (n - 2 * deplete) * (n - 3 * deplete)  # sequences of four cards
+    two = {(t, b): 0 for t in TOTALS for b in TOTALS}
+    three = {(t, b, x): 0 for t in TOTALS for b in TOTALS for x in range(10)}
+    for (p1, b1, p2, b2), weight in _first_four(counts, deplete):
+        t, b = (p1 + p2) % 10, (b1 + b2) % 10
+        if t < 8 and b < 8:
+            two[t, b] += weight
+            for x in range(10):  # ``counts`` holds the shoe less the four cards dealt
+                three[t, b, x] += weight * counts[x]
+    five = four * (n - 4 * deplete)
+    return ({k: Fraction(v, four) for k, v in two.items()}, {k: Fraction(v, five) for k, v in three.items()})
+
+
 def _draw_sum(counts: list[int], punter: int, banker: int) -> int:
     """Σ over the banker's third card of its count times the banker's gain."""
     row = SIGN[punter]

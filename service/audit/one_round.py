@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from domain.table import TableEvent
-from service import present
+from service import decisions, present
 from service.audit.cards import check_cards, shoe_record
 from service.audit.chain import LogCheck
 from service.audit.money import check_money
@@ -42,6 +42,7 @@ def round_audit(history: TableHistory, table_id: str, number: int) -> dict[str, 
         "state_before": state_before,
         "state_after": state_after,
         **present.round_record(shown),
+        "free_decisions": decisions.round_decisions(history, table_id, number, first, shown),
         "checks": {
             "chain": not [p for p in problems if p["check"] == "chain"],
             "cards": cards_ok,

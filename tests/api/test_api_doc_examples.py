@@ -135,6 +135,17 @@ def chemin_de_fer_punter_on_7(client: Any, headers: dict[str, str]) -> Table:
     return table
 
 
+def chemin_de_fer_punter_stood_on_5(client: Any, headers: dict[str, str]) -> Table:
+    with stacked_shoe(["5s", "2h", "Tc", "4d"]):  # the punter 5, on which he chooses; the banker 6
+        table = chemin_de_fer_to_stakes(client, headers)
+        table.play("place_stake", amount=60)
+        table.play("place_stake", amount=40)
+        table.play("close_stakes")
+        table.play("deal")
+        table.play("stand", "anna")
+    return table
+
+
 def punto_banco(client: Any, headers: dict[str, str]) -> Table:
     return Table(client, headers, {"game": "punto-banco", "players": ["marta", "anna", "boris"], "croupier": "marta"})
 
@@ -180,6 +191,7 @@ GIVEN = {
     "a chemin-de-fer table after its first coup": Given(chemin_de_fer_first_coup),
     "a chemin-de-fer table after its first coup, then a punto-banco table": Given(chemin_de_fer_and_punto_banco),
     "a chemin-de-fer table without auto_forced whose punter was dealt 7": Given(chemin_de_fer_punter_on_7),
+    "a chemin-de-fer table whose punter anna stood on 5": Given(chemin_de_fer_punter_stood_on_5),
     "a punto-banco table of marta (the croupier), anna and boris": Given(punto_banco),
     "a punto-banco table cut at 200": Given(punto_banco_cut),
     "a punto-banco table where anna staked 100 on the banker": Given(punto_banco_staked),

@@ -334,6 +334,7 @@ PLAIN: dict[tuple[str, str], Callable[[Worlds], tuple[str, dict[str, Any]]]] = {
     ("GET", "/tables/{table_id}/rounds"): lambda w: (f"/tables/{t(w)}/rounds", {}),
     ("GET", "/tables/{table_id}/rounds/{number}"): lambda w: (f"/tables/{t(w)}/rounds/1", {}),
     ("GET", "/tables/{table_id}/verify"): lambda w: (f"/tables/{t(w)}/verify", {}),
+    ("GET", "/tables/{table_id}/decisions"): lambda w: (f"/tables/{t(w)}/decisions", {}),
     ("GET", "/events"): lambda w: ("/events", live()),
     ("GET", "/healthz"): lambda w: ("/healthz", {}),
     ("GET", "/readyz"): lambda w: ("/readyz", {}),
@@ -369,6 +370,7 @@ HEADS = "/events"
 MINT, MINT_ANNA = "/players/{player}/tokens", "/players/anna/tokens"
 CREATED = (("POST", "/tables"), ("POST", MINT))
 EVENTS, ROUNDS_, ROUND = "/tables/{table_id}/events", "/tables/{table_id}/rounds", "/tables/{table_id}/rounds/{number}"
+DECISIONS = "/tables/{table_id}/decisions"
 
 
 def commands(why: str, status: int, send: Send) -> Case:
@@ -460,6 +462,9 @@ CASES = [
     Case("GET", ROUNDS_, 422, "a cursor no page gave", main("GET", lambda w: f"/tables/{t(w)}/rounds?cursor=x")),
     Case("GET", ROUND, 404, "no such round", main("GET", lambda w: f"/tables/{t(w)}/rounds/99999")),
     Case("GET", ROUND, 409, "its read model row unreadable", damaged("GET", lambda w: "/tables/{d}/rounds/1")),
+    Case("GET", DECISIONS, 404, "no such table", main("GET", lambda w: f"/tables/{UNKNOWN}/decisions")),
+    Case("GET", DECISIONS, 409, "an unreadable stored event", damaged("GET", lambda w: "/tables/{d}/decisions")),
+    Case("GET", DECISIONS, 422, "a cursor no page gave", main("GET", lambda w: f"/tables/{t(w)}/decisions?cursor=x")),
     Case("GET", "/tables/{table_id}/verify", 404, "no such table", main("GET", lambda w: f"/tables/{UNKNOWN}/verify")),
     Case("GET", "/me", 200, "an auditor", main("GET", lambda w: "/me", token=AUDITOR)),
     Case("GET", "/me", 200, "a player", lambda w: w.main.call("GET", "/me", token=w.main.call(

@@ -19,8 +19,8 @@ from typing import Any
 
 import pytest
 
-from tests.served import (Played, audit, call, events_of, problem_lines, row_of, rows, run, serving,
-                          sqlite_env)
+from tests.served import (Played, a_shoe_was_revealed, audit, call, events_of, play, problem_lines, row_of, rows,
+                          run, serving, sqlite_env)
 from tests.tampering import Rows
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -308,8 +308,11 @@ def test_an_unknown_table_exits_2_with_the_servers_message(store: Path, capsys: 
         (["http://127.0.0.1:8000"], "names no table"),
         (["http://127.0.0.1:8000/tables/t-1", "--game", "card-lottery"], "--game only goes with --all"),
         (["http://127.0.0.1:8000/tables/t-1", "--all"], "with --all give the service's URL"),
+        (["http://127.0.0.1:8000/tables/t-1", "--flag-above", "5"], "--flag-above only goes with --decisions"),
+        (["http://127.0.0.1:8000/tables/t-1", "--decisions", "--flag-above", "-1"], "0 or more"),
     ],
-    ids=["not-http", "no-table-without-all", "game-without-all", "table-url-with-all"],
+    ids=["not-http", "no-table-without-all", "game-without-all", "table-url-with-all", "flag-without-decisions",
+         "negative-flag"],
 )
 def test_usage_errors_exit_2_with_a_message(argv: list[str], message: str, capsys: Any) -> None:
     with pytest.raises(SystemExit) as exit_:
@@ -317,3 +320,47 @@ def test_usage_errors_exit_2_with_a_message(argv: list[str], message: str, capsy
 
     assert exit_.value.code == 2
     assert message in capsys.readouterr().err
+
+
+# --- decisions ----------------------------------------------------------------------------------------
+
+
+def printed_section(out: str, title: str, table_id: str) -> list[list[str]]:
+    """The rows (cells split on two spaces or more) of one table's section of the decisions output, from
+    ``title`` to the next blank line."""
+    lines = out.splitlines()
+    start = lines.index(next(line for line in lines if line.strip().startswith(table_id)))
+    block = lines[start:]
+    at = next(i for i, line in enumerate(block) if line.strip() == title) if title else 0
+    found = []
+    for line in block[at + 1:]:
+        if not line.strip():
+            break
+        found.append(re.split(r"\s{2,}", line.strip()))
+    return found
+
+
+def test_decisions_prints_every_players_cost_and_the_pairs_above_the_threshold_with_their_rounds(
+    store: Path, capsys: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(audit, "PAGE_SIZE", 3)  # the decisions over many pages
+    with serving(store) as base:
+        table_id = play(base, {"game": "chemin-de-fer", "players": ["anna", "boris", "vera"],
+                               "rules": {"draw_rule": "free", "decks": 2}}, a_shoe_was_revealed, seed=4)
+        answer = call("GET", f"{base}/tables/{table_id}/decisions?limit=1000")
+        code, out, _ = run(capsys, f"{base}/tables/{table_id}", "--decisions", "--flag-above", "100")
+
+    assert code == 0, out
+    players = printed_section(out, "", table_id)
+    assert players[0] == ["player", "decisions", "costly", "cost", "theoretical loss", "result"]
+    assert players[1:] == [[name, str(p["decisions"]), str(p["costly"]), f"{p['cost_amount']:.4f}",
+                            f"{p['theoretical_loss']:.4f}", str(p["result"])] for name, p in answer["players"].items()]
+    pairs: dict[tuple[str, str], list] = {}
+    for d in answer["decisions"]:
+        for receiver, amount in d["to"].items():
+            total, rounds = pairs.get((d["player"], receiver), (0.0, set()))
+            pairs[d["player"], receiver] = (total + amount, rounds | {d["round"]})
+    above = sorted(((pair, total, rounds) for pair, (total, rounds) in pairs.items() if total > 100), key=lambda x: -x[1])
+    assert above and len(above) < len(pairs)  # the threshold leaves some out
+    assert printed_section(out, "flagged:", table_id) == [["giver", "receiver", "given away", "rounds"]] + [
+        [giver, receiver, f"{total:.4f}", ", ".join(map(str, sorted(rounds)))] for (giver, receiver), total, rounds in above]
