@@ -49,3 +49,9 @@ def register(app: Flask) -> None:
 def current_role() -> str | None:
     """The role of this request's token (``open`` when the service has none); None on an open path."""
     return g.get("role")
+
+
+def credential_name() -> str | None:
+    """The name a command's events record as ``by``: the role of the token that issued it (``open`` when the
+    service has no tokens)."""
+    return current_role()
