@@ -8,7 +8,6 @@ from typing import Any
 from marshmallow import INCLUDE, Schema, fields, post_dump, validate
 
 from api.policy import JSONValue, Moment, Name, Text, Whole
-from domain.acting import PLAYERS_ACT
 from domain.game import FieldSpec, Game
 from domain.games import GAMES
 
@@ -35,12 +34,6 @@ class _OpenTableArgs(Schema):
         values=JSONValue(),
         load_default=dict,
         metadata={"description": "The game's options (x-games in this document); omitted ones take their defaults."},
-    )
-    players_act = Text(
-        validate=validate.OneOf(PLAYERS_ACT),
-        metadata={"description": "Who issues the players' commands: `croupier` (the default: the operator's token "
-                                 "keys them in for the players) or `self` (each player with his own credential only; "
-                                 "the operator then issues only the house's commands)."},
     )
 
 

@@ -61,8 +61,8 @@ class Tables(MethodView):
         unknown ones are refused. The table's first event, `TableOpened`, records them for good.
         The state carries the signed `receipt` of that first event; `ETag` its version, `Location` its URL.
         """
-        fields = {**_roles(args), **({"players_act": args["players_act"]} if "players_act" in args else {})}
-        state = service().open_table(args["game"], args["players"], args.get("rules"), by=credential_name(), **fields)
+        state = service().open_table(args["game"], args["players"], args.get("rules"), by=credential_name(),
+                                     **_roles(args))
         return state, 201, {"Location": f"/tables/{state['table_id']}", **http.etag(state["version"])}
 
 
