@@ -111,3 +111,12 @@ def current_principal() -> Principal | None:
     principal: Principal | None = g.get("principal")
     return principal
 
+
+def credential() -> dict[str, str | None]:
+    """Who issues this request's command, as the service takes it: ``by``, the name its events record (the
+    token's name, or the player; None on a service without tokens, where nothing is recorded), and
+    ``as_player``, the player a player's credential speaks for (None: the house's credential)."""
+    principal = current_principal()
+    if principal is None:
+        return {"by": None, "as_player": None}
+    return {"by": principal.name, "as_player": principal.name if principal.role == "player" else None}

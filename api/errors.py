@@ -13,7 +13,7 @@ from werkzeug.exceptions import HTTPException
 
 from api import logs
 from api.http import RequestRefused
-from domain.errors import DomainError
+from domain.errors import DomainError, NotYourSeat
 from service.errors import (
     ConcurrentWrite,
     DamagedLog,
@@ -88,10 +88,12 @@ def unavailable(exc: StoreUnavailable, message: str | None = None) -> Any:
 def register(app: Flask) -> None:
     @app.errorhandler(DomainError)
     def refused_by_rules(exc: DomainError) -> Any:
-        # Every rule refusal is a well-formed request the rules refuse: 422, with what would be allowed.
+        # Every rule refusal is a well-formed request the rules refuse: 422, with what would be allowed; a
+        # credential that may not act for that actor at this table is a 403 (domain/acting.py).
         details = dict(exc.details)
         field = details.pop("field", None) or details.pop("option", None)
-        return error_body(422, exc.message, {field: [exc.message]} if field else None, **details)
+        status = 403 if isinstance(exc, NotYourSeat) else 422
+        return error_body(status, exc.message, {field: [exc.message]} if field else None, **details)
 
     @app.errorhandler(ServiceError)
     def service_error(exc: ServiceError) -> Any:

@@ -11,6 +11,7 @@ from flask_smorest import Blueprint
 
 from api import http, streams
 from api.openapi import NDJSON, SSE, answers
+from api.auth import credential
 from api.policy import BodyParser
 from api.schemas import (
     ROLES,
@@ -60,7 +61,8 @@ class Tables(MethodView):
         unknown ones are refused. The table's first event, `TableOpened`, records them for good.
         The state carries the signed `receipt` of that first event; `ETag` its version, `Location` its URL.
         """
-        state = service().open_table(args["game"], args["players"], args.get("rules"), **_roles(args))
+        state = service().open_table(args["game"], args["players"], args.get("rules"), by=credential()["by"],
+                                     **_roles(args))
         return state, 201, {"Location": f"/tables/{state['table_id']}", **http.etag(state["version"])}
 
 
@@ -119,7 +121,7 @@ class Commands(MethodView):
         new version.
         """
         command, player = args.pop("command"), args.pop("player")
-        result = service().execute(table_id, command, player, args, **http.command_preconditions())
+        result = service().execute(table_id, command, player, args, **http.command_preconditions(), **credential())
         return result, 200, http.etag(result["version"])
 
 

@@ -75,3 +75,11 @@ class IllegalDraw(DomainError):
 
 class IllegalPlay(DomainError):
     """A move a game's rules forbid (cards not held, a beat that does not beat, ...)."""
+
+
+class NotYourSeat(DomainError):
+    """The credential may not issue a command for this actor: a player acts only for himself, and at a
+    self-acting table only he does (the API answers 403)."""
+
+    def __init__(self, message: str, actor: str) -> None:
+        super().__init__(message, actor=actor)

@@ -7,6 +7,7 @@ every log: ``keep_topics`` keeps the topic an event was first written under when
 from __future__ import annotations
 
 import dataclasses
+from dataclasses import field
 from typing import Any
 
 from eventsourcing.domain import Aggregate
@@ -19,6 +20,9 @@ DEALER_RULE = "dealer-rule"
 _ENVELOPE = frozenset(
     {"originator_id", "originator_version", "originator_topic", "timestamp", "actor", "digest", "command"}
 )
+# Fields added after logs were first stored: left out of the data (and so of the digest) where an event has
+# none, so that every log stored before them keeps its digests.
+LATER_FIELDS = frozenset({"by", "players_act"})
 
 
 class TableEvent(Aggregate.Event):
@@ -31,6 +35,9 @@ class TableEvent(Aggregate.Event):
     actor: str
     digest: str
     command: int
+    # The credential that issued the command: a player's own, or an operator token's name (README
+    # "Authentication"); chained as part of the data. None in logs stored before credentials were recorded.
+    by: str | None = field(default=None, kw_only=True)
 
     @property
     def type(self) -> str:
@@ -39,7 +46,10 @@ class TableEvent(Aggregate.Event):
     @property
     def data(self) -> dict[str, Any]:
         """Everything but the envelope: what the chain hashes (less ``seed``) and the events API shows."""
-        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name not in _ENVELOPE}
+        return {
+            f.name: value for f in dataclasses.fields(self) if f.name not in _ENVELOPE
+            and ((value := getattr(self, f.name)) is not None or f.name not in LATER_FIELDS)
+        }
 
     @property
     def public_data(self) -> dict[str, Any]:
@@ -95,6 +105,9 @@ class TableOpened(TableEvent, Aggregate.Created):
     game: str
     players: list[str]
     rules: dict[str, Any]
+    # Who may issue the players' commands: "self" (each player with his own credential) or, where None
+    # (every table opened before this field, and "croupier" tables), the operator for them.
+    players_act: str | None = field(default=None, kw_only=True)
 
 
 class ShoeShuffled(TableEvent):

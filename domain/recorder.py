@@ -15,12 +15,15 @@ if TYPE_CHECKING:
 class Recorder:
     """Records the events of one command: one clock reading, one command number, a strictly rising time."""
 
-    def __init__(self, table: "Table", now: datetime, number: int | None = None) -> None:
+    def __init__(self, table: "Table", now: datetime, number: int | None = None, by: str | None = None) -> None:
         self.table = table
         self.now = now
         self.number = table.commands + 1 if number is None else number
+        self.by = by  # the credential that issued the command, recorded in each of its events
 
     def __call__(self, event_class: type[TableEvent], actor: str, **data: Any) -> None:
+        if self.by is not None:
+            data = {**data, "by": self.by}
         table = self.table
         # Timestamps of one table strictly increase, so that a moment names exactly one version.
         moment = max(self.now, table.modified_on + timedelta(microseconds=1))

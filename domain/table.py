@@ -17,6 +17,7 @@ from typing import Any, ClassVar
 from eventsourcing.domain import Aggregate
 
 from domain import chain
+from domain.acting import CROUPIER, check_acting, players_act_option
 from domain.errors import BadArgument, NotAllowedNow
 from domain.events import (
     DEALER_RULE,
@@ -49,7 +50,11 @@ class Table(Aggregate):
     HANDLERS: ClassVar[Mapping[type, tuple[Callable[..., None], ...]]] = {}
     _RUNS: ClassVar[Mapping[str, Callable[..., None]]] = {}
 
-    def __init__(self, game: str, players: list[str], rules: dict[str, Any]) -> None:
+    # Tables snapshotted before the field existed are croupier's tables.
+    players_act: str = CROUPIER
+
+    def __init__(self, game: str, players: list[str], rules: dict[str, Any], players_act: str | None = None) -> None:
+        self.players_act = players_act or CROUPIER
         self.game = game
         self.players = list(players)
         self.rules = dict(rules)
@@ -98,9 +103,12 @@ class Table(Aggregate):
         raise KeyError(number)  # an event for a shoe never shuffled: impossible in a recorded log
 
     @classmethod
-    def open(cls, players: Any, options: Any, now: datetime, **roles: Any) -> Any:
+    def open(cls, players: Any, options: Any, now: datetime, *, by: str | None = None, players_act: Any = None,
+             **roles: Any) -> Any:
         """A new table with its opening events pending: the players checked, the options resolved to the
-        rules, each role of the game one of the players. A refusal names what is allowed."""
+        rules, each role of the game one of the players, who acts for the players (domain/acting.py). A
+        refusal names what is allowed. ``by``: the credential that opens it, recorded in its events."""
+        acting = players_act_option(players_act)
         game = cls.GAME
         unknown = sorted(set(roles) - set(game.roles))
         if unknown:
@@ -117,8 +125,8 @@ class Table(Aggregate):
             if roles[role] not in names:
                 raise BadArgument(role, f"The {role} '{roles[role]}' is not among the players ({', '.join(names)}).")
         cls._check_opening(names, rules, roles)
-        table = cls._open(names, rules, now)
-        table._record_opening(Recorder(table, now, number=1), roles)
+        table = cls._open(names, rules, now, by, None if acting == CROUPIER else acting)
+        table._record_opening(Recorder(table, now, number=1, by=by), roles)
         return table
 
     @classmethod
@@ -135,8 +143,12 @@ class Table(Aggregate):
         """A game's own opening events, after TableOpened (named in the Game's ``opening_events``)."""
 
     @classmethod
-    def _open(cls, players: list[str], rules: dict[str, Any], now: datetime) -> Any:
-        data = {"game": cls.GAME.name, "players": list(players), "rules": rules}
+    def _open(cls, players: list[str], rules: dict[str, Any], now: datetime, by: str | None,
+              players_act: str | None) -> Any:
+        data: dict[str, Any] = {"game": cls.GAME.name, "players": list(players), "rules": rules}
+        # Recorded only where given, so that a croupier's table opened without a credential is recorded as
+        # every table was before these fields.
+        data.update({k: v for k, v in (("players_act", players_act), ("by", by)) if v is not None})
         stamp = chain.format_timestamp(now)
         head = chain.digest("", 1, "TableOpened", stamp, SERVICE, data)
         return cls._create(
@@ -235,17 +247,18 @@ class Table(Aggregate):
 
     def handle(
         self, command: str, player: str, args: dict[str, Any], now: datetime, new_seed: Callable[[], bytes],
-        expects: list[dict[str, Any]] | None = None,
+        expects: list[dict[str, Any]] | None = None, by: str | None = None,
     ) -> None:
         """Runs one command: checks its fields, that it is expected from this player now, then lets the
         game decide and record. A refusal raises before anything is recorded. ``expects``: this table's
-        ``expects()`` where the caller already has it (the state it last showed), so it is not built again."""
+        ``expects()`` where the caller already has it (the state it last showed), so it is not built again;
+        ``by``: the credential that issued it, recorded in each of its events."""
         args = parse_args(self.game, self.COMMANDS, command, args)
         if expects is None:
             expects = self.expects()
         if not self._may_issue(command, player, expects):
             raise self._not_allowed(command, player)
-        rec = Recorder(self, now)
+        rec = Recorder(self, now, by=by)
         run = self._RUNS[command]
         if self.COMMANDS[command].seeded:
             run(self, rec, player, new_seed, **args)
@@ -261,6 +274,15 @@ class Table(Aggregate):
             "player": player,
             "fields": {name: spec.expected(**bounds.get(name, {})) for name, spec in fields.items()},
         }
+
+    def house_seats(self) -> frozenset[str]:
+        """The players who act for the house here (a game with a croupier among its players names him)."""
+        return frozenset()
+
+    def check_acting(self, actor: str, player: str | None) -> None:
+        """Refuses (NotYourSeat) a credential that may not issue a command for ``actor`` at this table;
+        ``player``: the player a player's credential speaks for, None for the house's (domain/acting.py)."""
+        check_acting(self.players_act, self.house_seats(), actor, player)
 
     def _may_issue(self, command: str, player: str, expects: list[dict[str, Any]]) -> bool:
         return any(e["command"] == command and e["player"] == player for e in expects)

@@ -31,10 +31,11 @@ class Commands:
     last commands answered with, by table, version and head digest (a state's expects depend on nothing
     else), so that the next command on a state checks its legality without building them again."""
 
-    def open_table(self, game: str, players: Any, rules: Any, **roles: Any) -> dict[str, Any]:
+    def open_table(self, game: str, players: Any, rules: Any, *, by: str | None = None, **fields: Any) -> dict[str, Any]:
+        """Opens a table; ``fields``: the game's roles and ``players_act``; ``by``: the credential opening it."""
         if game not in GAMES:
             raise BadArgument("game", f"Unknown game '{game}'; the games are: {', '.join(sorted(GAMES))}.")
-        table = GAMES[game].open(players, rules if rules is not None else {}, self.clock(), **roles)
+        table = GAMES[game].open(players, rules if rules is not None else {}, self.clock(), by=by, **fields)
         self.save(table)
         return {**present.state(table), "receipt": self.receipt(table)}
 
@@ -47,11 +48,15 @@ class Commands:
         *,
         expected_version: int | None = None,
         idempotency_key: str | None = None,
+        by: str | None = None,
+        as_player: str | None = None,
     ) -> dict[str, Any]:
         """Runs one command and returns the receipt: new head version and digest, the appended events,
         the state. Nothing is appended unless every event of the command is. With ``expected_version`` the
         command is refused unless the table is still at that version; a repeated ``idempotency_key`` with the
-        same command returns the first answer and appends nothing."""
+        same command returns the first answer and appends nothing. ``by`` names the credential that issued it
+        (recorded in its events); ``as_player`` is the player a player's credential speaks for (None: the
+        house's credential), checked against who may act at the table (domain/acting.py)."""
         body_sha = idempotency.body_digest(command, player, args)
         earlier = idempotency.repeated(self, table_id, command, idempotency_key, body_sha)
         if earlier is not None:
@@ -60,10 +65,11 @@ class Commands:
             table = self.table(table_id)
             first = table.version + 1
             try:
+                table.check_acting(player, as_player)
                 if expected_version is not None and expected_version != table.version:
                     raise VersionMismatch(expected_version, table.version)
                 shown = self.shown_expects.get((table.id, table.version, table.head))
-                table.handle(command, player, args, self.clock(), self.new_seed, shown)
+                table.handle(command, player, args, self.clock(), self.new_seed, shown, by=by)
             except (DomainError, VersionMismatch) as refused:
                 # The same key may have been recorded since it was looked up (a repeat that arrived while the
                 # first was in flight reads the table after the first's commit): its response, not a refusal.

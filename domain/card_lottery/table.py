@@ -63,8 +63,8 @@ class CardLotteryTable(Table):
         "CardPlayed": "play",
     }
 
-    def __init__(self, game: str, players: list[str], rules: dict[str, Any]) -> None:
-        super().__init__(game, players, rules)
+    def __init__(self, game: str, players: list[str], rules: dict[str, Any], players_act: str | None = None) -> None:
+        super().__init__(game, players, rules, players_act)
         self.banker = ""
         self.dealer = ""
         self.holders: list[str] = []

@@ -44,8 +44,8 @@ STAKE_AMOUNT = FieldSpec("amount", doc="The stake, at most the uncovered rest of
 
 
 class ChemindeferTable(Table):
-    def __init__(self, game: str, players: list[str], rules: dict[str, Any]) -> None:
-        super().__init__(game, players, rules)
+    def __init__(self, game: str, players: list[str], rules: dict[str, Any], players_act: str | None = None) -> None:
+        super().__init__(game, players, rules, players_act)
         self.phase = SEATING
         self.resume = BANK  # where play resumes after a new shoe is shuffled and cut (A.2)
         self.seats: list[str] = []

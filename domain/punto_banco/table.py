@@ -45,8 +45,8 @@ STAKE = FieldSpec("amount", doc="Added to the player's stake on the spot; the to
 
 
 class PuntoBancoTable(Table):
-    def __init__(self, game: str, players: list[str], rules: dict[str, Any]) -> None:
-        super().__init__(game, players, rules)
+    def __init__(self, game: str, players: list[str], rules: dict[str, Any], players_act: str | None = None) -> None:
+        super().__init__(game, players, rules, players_act)
         self.phase = SHUFFLE
         self.croupier = ""
         self.coup = 0
@@ -106,6 +106,9 @@ class PuntoBancoTable(Table):
             amount = {"min": least, "max": most, **({"multiple_of": unit} if unit > 1 else {})}
             out.append(self.expect("place_stake", name, spot={"choices": [spot]}, amount=amount))
         return out
+
+    def house_seats(self) -> frozenset[str]:
+        return frozenset({self.croupier}) if self.croupier else frozenset()
 
     def _may_issue(self, command: str, player: str, expects: list[dict[str, Any]]) -> bool:
         if command == "place_stake" and self.phase == STAKES and player in self.stakers:

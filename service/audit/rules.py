@@ -70,7 +70,7 @@ class RulesCheck:
             self._fail(group, f"a shuffle of this {command} stores a seed that is not hexadecimal")
             return
         try:
-            table.handle(command, player, args, group[0].timestamp, lambda: next(seeds))
+            table.handle(command, player, args, group[0].timestamp, lambda: next(seeds), by=group[0].by)
         except (DomainError, StopIteration) as exc:
             message = getattr(exc, "message", "a shuffle is missing its seed")
             self._fail(group, f"the rules refuse this {command} by {player}: {message}")
