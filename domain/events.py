@@ -39,6 +39,14 @@ class TableEvent(Aggregate.Event):
     # "Authentication"); chained as part of the data. None in logs stored before credentials were recorded.
     by: str | None = field(default=None, kw_only=True)
 
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        # A later field left empty is not stored at all, so the stored form of such an event is the one every
+        # event had before the field existed (reading it back gives the class's default, None).
+        for name in LATER_FIELDS:
+            if name in self.__dict__ and self.__dict__[name] is None:
+                object.__delattr__(self, name)
+
     @property
     def type(self) -> str:
         return type(self).__name__
