@@ -14,7 +14,7 @@ from urllib.parse import quote
 import pytest
 from playwright.sync_api import expect
 
-from tests.browser.desk_world import AUDITOR, OPERATOR, Client, desk_server, played_tables
+from tests.browser.desk_world import AUDITOR, OPERATOR, Client, desk_server, played_tables, rounds_finished
 
 pytestmark = pytest.mark.e2e
 GAMES = ["chemin-de-fer", "card-lottery", "punto-banco"]
@@ -235,6 +235,80 @@ def test_a_log_the_browser_finds_broken_is_shown_failed_at_its_first_failing_ver
     expect(verdict).to_have_attribute("data-failed-version", str(expected))
     page.get_by_test_id("failed-version").click()
     expect(state_view(page)).to_have_attribute("data-version", str(expected))  # the link opens that version
+
+
+# --- free decisions weighed --------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def free_table(desk):  # type: ignore[no-untyped-def]
+    """A Chemin de fer table under the `free` rule (both sides choose on 0-7), played until one of its rounds
+    has a costly free decision and its players' costs differ, so that a ranking has an order to show."""
+    state = desk.client.post("/tables", {"game": "chemin-de-fer", "players": ["anna", "boris", "vera"],
+                                         "rules": {"decks": 2, "draw_rule": "free"}})
+    table_id = state["table_id"]
+    for rounds in range(2, 30):
+        state = desk.client.play(table_id, state, rounds_finished(rounds), seed=rounds)
+        players = desk.client.get(f"/tables/{table_id}/decisions?limit=1")["players"]
+        if len({p["cost_amount"] for p in players.values()}) == len(players) and any(
+                d["cost"] > 0 for d in desk.client.get(f"/tables/{table_id}/rounds/{rounds}")["free_decisions"]):
+            return table_id, rounds
+    raise AssertionError("no costly free decision in 30 rounds")
+
+
+def test_a_chemin_de_fer_round_shows_its_free_decisions_with_the_cost_the_api_gives(browser_page, desk, free_table):
+    table_id, number = free_table
+    weighed = desk.client.get(f"/tables/{table_id}/rounds/{number}")["free_decisions"]
+
+    page = open_desk(browser_page, desk, f"/desk/tables/{table_id}/rounds/{number}")
+
+    rows = page.locator('[data-testid="free-decisions"] tbody tr')
+    expect(rows).to_have_count(len(weighed))
+    expect(page.locator('[data-testid="free-decisions"] caption')).to_contain_text("weighed against the exact solution")
+    for row, d in zip(rows.all(), weighed):
+        assert row.get_attribute("data-version") == str(d["version"])
+        assert row.locator("th").inner_text() == d["player"]
+        assert row.get_by_test_id("chosen").inner_text() == d["chosen"]
+        assert row.get_by_test_id("best").inner_text() == d["best"]
+        assert float(row.get_attribute("data-cost")) == d["cost"]
+        assert float(row.get_attribute("data-cost-amount")) == d["cost_amount"]
+        assert row.get_by_test_id("cost").inner_text() == f"{d['cost']:.6f}"
+        assert row.get_by_test_id("cost-amount").inner_text() == f"{d['cost_amount']:,.4f}"
+    assert any(d["cost"] > 0 for d in weighed)
+
+
+def test_the_table_ranks_its_players_by_the_cost_of_their_decisions_read_only_when_opened(
+        browser_page, desk, free_table):
+    table_id, _ = free_table
+    asked: list[str] = []
+    browser_page.on("request", lambda r: asked.append(r.url) if f"/tables/{table_id}/decisions" in r.url else None)
+    players = desk.client.get(f"/tables/{table_id}/decisions")["players"]
+    page = open_desk(browser_page, desk, f"/desk/tables/{table_id}", token=AUDITOR)
+    expect(state_view(page)).to_have_attribute("data-version", str(desk.client.get(f"/tables/{table_id}")["version"]))
+    assert asked == []  # nothing read while the section is closed
+
+    page.get_by_role("button", name="Players ranked by cost").click()
+
+    rows = page.locator('[data-testid="cost-ranking"] tbody tr')
+    expect(rows).to_have_count(len(players))
+    shown = [(r.get_attribute("data-player"), r.get_by_test_id("cost-amount").inner_text()) for r in rows.all()]
+    ranked = sorted(players, key=lambda name: (-players[name]["cost_amount"], name))
+    assert shown == [(name, f"{players[name]['cost_amount']:,.4f}") for name in ranked]
+    assert len({p["cost_amount"] for p in players.values()}) == len(players)  # the order is the costs', not names'
+    expect(page.get_by_test_id("show-cost-ranking")).to_have_attribute("aria-expanded", "true")
+    assert len(asked) == 1
+
+
+@pytest.mark.parametrize("game", ["punto-banco", "card-lottery"])
+def test_a_round_of_a_game_without_free_decisions_says_it_has_none(browser_page, desk, game):
+    table_id = desk.tables[game]
+    assert desk.client.get(f"/tables/{table_id}/rounds/1")["free_decisions"] == []
+
+    page = open_desk(browser_page, desk, f"/desk/tables/{table_id}/rounds/1")
+
+    expect(page.get_by_test_id("free-decisions")).to_contain_text(
+        "No free decision: only Chemin de fer has free decisions")
+    expect(page.locator('[data-testid="free-decisions"] table')).to_have_count(0)
 
 
 # --- exports -----------------------------------------------------------------------------------------------

@@ -1,6 +1,8 @@
-// A round's audit: its checks as badges, the cards dealt, every decision with its actor, every payment, the
-// balances before and after, and any problem at its version, each linked to the table at that version.
+// A round's audit: its checks as badges, the cards dealt, every decision with its actor, the free decisions
+// weighed with their cost, every payment, the balances before and after, and any problem at its version, each
+// linked to the table at that version.
 
+import { roundDecisions } from "./decisions.js";
 import { tableFrame } from "./frame.js";
 import { api } from "./http.js";
 import { amount, card, clear, h, link, moment, notice, summary, tablePath } from "./render.js";
@@ -58,6 +60,7 @@ export function mount(view, { params: [tableId, number] }) {
       section("Decisions", ["Version", "Event", "Actor", "Data"], audit.decisions.map((d) =>
         h("tr", { dataset: { version: String(d.version) } }, h("td", { class: "num" }, at(d.version)), h("td", {}, d.type),
           h("td", {}, d.actor), h("td", {}, summary(d.data))))),
+      roundDecisions(audit, at),
       section("Payments", ["Version", "From", "To", "Amount", "Reason"], audit.payments.map((p) =>
         h("tr", { dataset: { version: String(p.version) } }, h("td", { class: "num" }, at(p.version)), h("td", {}, p.payer),
           h("td", {}, p.payee), h("td", { class: "num" }, amount(p.amount)), h("td", {}, p.reason)))),

@@ -1,8 +1,10 @@
 // One table: a timeline over its versions (a slider, step and play buttons, a moment picker), the state at
 // the version chosen exactly as GET /tables/<id>/state?version=N gives it, the event log beside it, the
-// croupier's panel for a role that may command, and the table followed live.
+// croupier's panel for a role that may command, the table followed live, and (read when opened) its players
+// ranked by what their free decisions cost.
 
 import { croupierPanel } from "./croupier.js";
+import { costRanking } from "./decisions.js";
 import { exportButtons, tableFrame } from "./frame.js";
 import { api } from "./http.js";
 import { followTable } from "./live.js";
@@ -132,7 +134,8 @@ async function start(view, tableId, query, desk, stops, gone) {
         h("div", { class: "scroller" }, h("table", { "data-testid": "log" },
           h("thead", {}, h("tr", {}, ["Version", "Time", "Event", "Actor", "Data"].map((t) => h("th", { scope: "col" }, t)))),
           logBody)))),
-    panel ? panel.element : null);
+    panel ? panel.element : null,
+    costRanking(tableId, gone));
 
   function stateAt(version) {
     if (!states.has(version)) {

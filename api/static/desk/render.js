@@ -87,6 +87,14 @@ export function amount(value) {
   return value.toLocaleString("en-GB").replace("-", "−");
 }
 
+// A figure that is not money moved (an average, in units or per unit staked) to a fixed number of decimals,
+// as the service rounds it: 3.7394, −0.0247.
+export function units(value, digits = 4) {
+  if (typeof value !== "number") return String(value ?? "—");
+  return value.toLocaleString("en-GB", { minimumFractionDigits: digits, maximumFractionDigits: digits })
+    .replace("-", "−");
+}
+
 // "2026-11-29T20:15:04.000007+00:00" as "2026-11-29 20:15:04.000007 UTC".
 export function moment(text) {
   if (typeof text !== "string") return "—";
