@@ -102,6 +102,7 @@ def prepare_store() -> str:
     service = TablesService(settings, signer=signer, seed_keys=seed_keys)  # creates the tables unless CREATE_TABLE says not to
     try:
         service.check_store()  # a CIPHER_KEY that cannot read the store: a clear error, before any worker starts
+        at_rest = service.at_rest.describe()  # the cipher key is made here, once, before workers read it
     finally:
         service.close()
     os.environ["CREATE_TABLE"] = "n"
@@ -109,7 +110,7 @@ def prepare_store() -> str:
         f"PostgreSQL {settings.persistence.get('POSTGRES_HOST')}:{settings.persistence.get('POSTGRES_PORT')}/"
         f"{settings.persistence.get('POSTGRES_DBNAME')}"
     )
-    return f"{settings.module} ({where}); {signer.describe()}; {seed_keys.describe()}"
+    return f"{settings.module} ({where}); {at_rest}; {signer.describe()}; {seed_keys.describe()}"
 
 
 def check_binds(binds: Iterable[str]) -> str | None:
