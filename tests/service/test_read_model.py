@@ -28,12 +28,15 @@ Change = Callable[[object, bytes], bytes]
 @contextmanager
 def stored_as(service: TablesService, change: Change) -> Iterator[None]:
     """What the service saves inside the block reaches the store altered by ``change(event, state)``, as if
-    someone had written it there behind the service's back."""
+    someone had written it there behind the service's back (someone holding the cipher key of an encrypted
+    store: ``change`` sees and makes the state in clear)."""
     original = service.mapper.to_stored_event
+    cipher = service.mapper.cipher
 
     def to_stored(event):  # type: ignore[no-untyped-def]
         stored = original(event)
-        return dataclasses.replace(stored, state=change(event, stored.state))
+        state = change(event, cipher.decrypt(stored.state) if cipher else stored.state)
+        return dataclasses.replace(stored, state=cipher.encrypt(state) if cipher else state)
 
     service.mapper.to_stored_event = to_stored  # type: ignore[method-assign]
     try:
