@@ -1,7 +1,7 @@
 """Encryption at rest: the cipher a store's events, snapshots and read model are written and read with.
 
 A new store (SQLite or PostgreSQL) is encrypted with the eventsourcing library's cipher (AES-GCM, its
-``CIPHER_TOPIC``/``CIPHER_KEY`` machinery) under a key kept outside the database, in a file of its own
+``CIPHER_TOPIC``/``CIPHER_KEY`` machinery, CIPHER_TOPIC's class over the cryptography package) under a key kept outside the database, in a file of its own
 (ZAMETANO_CIPHER_KEY_FILE, else ``cipher-key`` in the data folder, made on first start, mode 0600).
 ``CIPHER_KEY`` given in the environment overrides it. A store made before this was the default, whose
 events lie in clear, is read and written as it is, in clear, and says so at start; scripts/encrypt-store
@@ -26,7 +26,10 @@ from service.files import locked, read_secret, write_private
 
 KEY_FILE = "cipher-key"
 KEY_BYTES = 32
-CIPHER_TOPIC = "eventsourcing.cipher:AESCipher"
+# The library's AES-GCM cipher over the cryptography package: the same stored form (nonce, tag, ciphertext)
+# as its default eventsourcing.cipher:AESCipher over pycryptodome, at about 5 us an event instead of about
+# 200 (docs/benchmarks.md). Also the class used for CIPHER_KEY when CIPHER_TOPIC names none.
+CIPHER_TOPIC = "eventsourcing.cryptography:AESCipher"
 # How many of the newest stored events are looked at to tell a store in clear from an encrypted one.
 LOOKED_AT = 5
 
