@@ -72,7 +72,9 @@ def readyz():  # type: ignore[no-untyped-def]
     `read_model` says how far the read model (listings, rounds, audits) is behind the event log: `lag` in
     events, `position` and `head` the last notification indexed and recorded, `following` whether this
     process's background follower is subscribed. A lag does not make the server unready: a query that needs
-    the read model waits for it or brings it up to date itself.
+    the read model waits for it or brings it up to date itself. `at_rest` says whether the stored events are
+    encrypted (`encrypted`) and under which `key` (`cipher key file`, `CIPHER_KEY`, or null: a store made
+    before encryption by default, kept in clear, or one in memory).
     """
     service = current_app.extensions["zametano"]
     try:
@@ -83,7 +85,7 @@ def readyz():  # type: ignore[no-untyped-def]
         outage = as_outage(exc) or StoreUnavailable(f"{type(exc).__name__}: {exc}")
         return unavailable(outage, "The event store is not reachable.")
     metrics.READ_MODEL_LAG.set(read_model["lag"])
-    return {"status": "ready", "read_model": read_model}
+    return {"status": "ready", "read_model": read_model, "at_rest": service.at_rest.status()}
 
 
 @blp.route("/metrics")  # its answer is documented with the other operations' in api/openapi.py (OPERATIONS)

@@ -392,9 +392,17 @@ class ReadModelStatusSchema(Schema):
     following = fields.Boolean(metadata={"description": "Whether this process's follower is subscribed."})
 
 
+class AtRestSchema(Schema):
+    encrypted = fields.Boolean(metadata={"description": "whether the stored events are encrypted (AES-GCM)"})
+    key = fields.String(allow_none=True, metadata={
+        "description": "`cipher key file` or `CIPHER_KEY`; null when not encrypted (a store made before "
+                       "encryption by default, kept in clear, or one in memory)"})
+
+
 class ReadinessSchema(Schema):
     status = fields.String(metadata={"description": "ready"})
     read_model = fields.Nested(ReadModelStatusSchema)
+    at_rest = fields.Nested(AtRestSchema)
 
 
 class VerifySchema(Schema):

@@ -105,6 +105,7 @@ def prepare_store() -> str:
     service = TablesService(settings, signer=signer, seed_keys=seed_keys)  # creates the tables unless CREATE_TABLE says not to
     try:
         service.check_store()  # a CIPHER_KEY that cannot read the store: a clear error, before any worker starts
+        at_rest = service.at_rest.describe()  # the cipher key is made here, once, before workers read it
     finally:
         service.close()
     os.environ["CREATE_TABLE"] = "n"
@@ -115,7 +116,7 @@ def prepare_store() -> str:
     players = f"players' tokens signed with key {credentials.key_id}"
     if settings.player_issuer:
         players += f", and {settings.player_issuer}'s accepted"
-    return f"{settings.module} ({where}); {signer.describe()}; {seed_keys.describe()}; {players}"
+    return f"{settings.module} ({where}); {at_rest}; {signer.describe()}; {seed_keys.describe()}; {players}"
 
 
 def check_binds(binds: Iterable[str]) -> str | None:

@@ -17,7 +17,7 @@ from eventsourcing.application import Application
 
 from domain.games import GAMES
 from domain.table import TableEvent
-from service import bootstrap, replay, store, streams
+from service import atrest, bootstrap, replay, store, streams
 from service.commands import Commands
 from service.config import Settings
 from service.health import Health
@@ -57,6 +57,8 @@ class TablesService(Commands, Queries, History, Health, Application):
         self.statement_timeout = settings.statement_timeout if settings else 0.0
         try:
             super().__init__(env=bootstrap.library_env(settings, env))
+            # Before the read model's indexer, whose sealer takes the events' cipher.
+            self.at_rest = atrest.settle(self, settings)
             self.clock = clock
             self.new_seed = new_seed
             self.head_locks: dict[UUID, threading.Lock] = {}  # one a table; setdefault is atomic

@@ -2,8 +2,8 @@
 
 Persistence uses the eventsourcing library's own variables (PERSISTENCE_MODULE, SQLITE_DBNAME,
 POSTGRES_*, CREATE_TABLE, CIPHER_*, COMPRESSOR_TOPIC, AGGREGATE_CACHE_MAXSIZE); with none set the
-service keeps its events in an SQLite file under ./var/, and signs receipts with a key it makes there
-(service/signing.py).
+service keeps its events in an SQLite file under ./var/, encrypted under a key it makes there
+(service/atrest.py), and signs receipts with a key it makes there too (service/signing.py).
 """
 
 from __future__ import annotations
@@ -46,6 +46,7 @@ OWN_VARIABLES = (
     "ZAMETANO_DATA_DIR",
     "ZAMETANO_SIGNING_KEY_FILE",
     "ZAMETANO_SEED_KEY_FILE",
+    "ZAMETANO_CIPHER_KEY_FILE",
     "ZAMETANO_MAX_BODY_BYTES",
     "ZAMETANO_RATE_LIMIT",
     "ZAMETANO_STATEMENT_TIMEOUT",
@@ -109,6 +110,9 @@ class Settings:
     signing_key_file: str | None = None
     # The keys that seal shuffle seeds (service/seeds.py); None: seed-keys.json in data_dir, made on first start.
     seed_key_file: str | None = None
+    # The key that encrypts a new store's events (service/atrest.py); None: cipher-key in data_dir, made on
+    # first start. CIPHER_KEY, when set, overrides it.
+    cipher_key_file: str | None = None
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
     rate_limit: RateLimit | None = None  # None: no rate limit
     # Commands of different tables in flight at once in one process saved in one transaction.
@@ -167,6 +171,7 @@ def load(environ: Mapping[str, str] | None = None) -> Settings:
         data_dir=str(data_dir),
         signing_key_file=env.get("ZAMETANO_SIGNING_KEY_FILE") or None,
         seed_key_file=env.get("ZAMETANO_SEED_KEY_FILE") or None,
+        cipher_key_file=env.get("ZAMETANO_CIPHER_KEY_FILE") or None,
         max_body_bytes=parse_max_body_bytes(env.get("ZAMETANO_MAX_BODY_BYTES", "")),
         rate_limit=parse_rate_limit(env.get("ZAMETANO_RATE_LIMIT", "")),
         # On unless switched off: it has no timer, so alone a command is written at once (docs/benchmarks.md).

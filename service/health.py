@@ -29,10 +29,14 @@ class Health:
                 failures.append(exc)
         if failures:
             cause = failures[-1].__cause__ or failures[-1]
-            key = "with this CIPHER_KEY" if self.mapper.cipher is not None else "without a CIPHER_KEY"
+            at_rest = getattr(self, "at_rest", None)
+            if at_rest is not None and at_rest.how == "key file":
+                key = f"with the cipher key {at_rest.key_file}"
+            else:
+                key = "with this CIPHER_KEY" if self.mapper.cipher is not None else "without a CIPHER_KEY"
             raise StoreUnreadable(
                 f"The stored events cannot be read {key} ({type(cause).__name__}: {cause}); start with the "
-                "CIPHER_KEY and COMPRESSOR_TOPIC they were written with."
+                "key (CIPHER_KEY or the cipher key file) and COMPRESSOR_TOPIC they were written with."
             )
 
     def ping(self) -> None:

@@ -22,6 +22,7 @@ import pytest
 
 from api.app import create_app
 from service.application import TablesService
+from service.atrest import KEY_FILE as CIPHER_KEY_FILE
 from service.config import load
 from service.seeds import KEY_FILE as SEED_KEY_FILE
 from service.signing import KEY_FILE, KEYRING_FILE
@@ -140,7 +141,7 @@ def copy_store(db: Path, folder: Path) -> Path:
     copy = folder / db.name
     with closing(sqlite3.connect(db)) as source, closing(sqlite3.connect(copy)) as target:
         source.backup(target)
-    for name in (KEY_FILE, KEYRING_FILE, SEED_KEY_FILE):
+    for name in (KEY_FILE, KEYRING_FILE, SEED_KEY_FILE, CIPHER_KEY_FILE):
         shutil.copy(db.parent / name, folder / name)
     return copy
 

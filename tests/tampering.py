@@ -1,6 +1,8 @@
 """Direct edits of a test store's rows, as anyone with write access to the database could make them: in place,
 by deleting or exchanging rows, or re-chained (every digest recomputed after the change, so that the log is
-consistent with itself again and only something kept outside the database can tell)."""
+consistent with itself again and only something kept outside the database can tell). An encrypted store is
+edited by someone who holds its cipher key too (CIPHER_KEY, or the cipher key file): states are read
+decrypted and written encrypted again, so that only the chain and what is kept outside can tell."""
 
 from __future__ import annotations
 
@@ -10,9 +12,11 @@ import uuid
 from collections.abc import Callable
 from contextlib import closing
 from datetime import datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 from domain.chain import digest, format_timestamp
+from service.atrest import KEY_FILE, cipher_of
 from tests.helpers import postgres_location
 
 # Keys of a stored event's JSON that are not its data (docs/design.md's envelope, as the library stores it).
@@ -20,6 +24,14 @@ ENVELOPE = ("timestamp", "originator_topic", "actor", "digest", "command")
 
 # edit(version, type, stored event) -> the changed stored event, or None to leave it as it is
 Edit = Callable[[int, str, dict[str, Any]], dict[str, Any] | None]
+
+
+def store_cipher(env: dict[str, str]) -> Any:
+    """The cipher the service would read the store with: CIPHER_KEY, else its cipher key file (None: neither)."""
+    if env.get("CIPHER_KEY"):
+        return cipher_of(env["CIPHER_KEY"])
+    path = Path(env.get("ZAMETANO_CIPHER_KEY_FILE") or Path(env.get("ZAMETANO_DATA_DIR") or "var") / KEY_FILE)
+    return cipher_of(path.read_text().strip()) if path.exists() else None
 
 
 class Rows:
@@ -37,6 +49,21 @@ class Rows:
             schema = env.get("POSTGRES_SCHEMA", "public")
             self.events, self.snapshots, self.mark = f"{schema}.zametano_events", f"{schema}.zametano_snapshots", "%s"
             self.key = table_id
+        self.cipher = store_cipher(env)
+        self.encrypted: bool | None = None  # found out from the first state read
+
+    def _open(self, state: bytes) -> bytes:
+        if self.cipher is not None and self.encrypted is not False:
+            try:
+                state, self.encrypted = self.cipher.decrypt(state), True
+            except ValueError:
+                self.encrypted = False  # a store kept in clear
+        return state
+
+    def _seal(self, state: bytes) -> bytes:
+        if self.encrypted is None:
+            self.rows()
+        return self.cipher.encrypt(state) if self.encrypted else state
 
     def _run(self, sql: str, *params: Any) -> list[tuple[Any, ...]]:
         return self._batch(sql, [params])
@@ -62,7 +89,7 @@ class Rows:
         """(version, event type, stored state) of every stored event, in version order."""
         found = self._run(f"SELECT originator_version, topic, state FROM {self.events} WHERE originator_id = ? "
                           "ORDER BY originator_version", self.key)
-        return [(v, topic.rsplit(":", 1)[-1], bytes(state)) for v, topic, state in found]
+        return [(v, topic.rsplit(":", 1)[-1], self._open(bytes(state))) for v, topic, state in found]
 
     def versions(self) -> list[int]:
         return [v for v, _, _ in self.rows()]
@@ -75,13 +102,13 @@ class Rows:
     def state(self, version: int) -> dict[str, Any]:
         (state,) = self._run(f"SELECT state FROM {self.events} WHERE originator_id = ? AND originator_version = ?",
                              self.key, version)[0]
-        return json.loads(bytes(state))
+        return json.loads(self._open(bytes(state)))
 
     def write(self, version: int, state: dict[str, Any] | bytes) -> None:
         """Replaces the stored event at ``version`` as it is: no digest is recomputed."""
         raw = state if isinstance(state, bytes) else json.dumps(state, separators=(",", ":")).encode()
         self._run(f"UPDATE {self.events} SET state = ? WHERE originator_id = ? AND originator_version = ?",
-                  raw, self.key, version)
+                  self._seal(raw), self.key, version)
 
     def delete(self, first: int, last: int | None = None) -> None:
         """Deletes the events from ``first`` to ``last`` (to the end when None)."""
@@ -117,7 +144,7 @@ class Rows:
                 data = {k: v for k, v in event.items() if k not in ENVELOPE}
                 moment = format_timestamp(datetime.fromisoformat(event["timestamp"]["_data_"]))
                 event["digest"] = digest(prev, version, type_, moment, event["actor"], data)
-                updates.append((json.dumps(event, separators=(",", ":")).encode(), self.key, version))
+                updates.append((self._seal(json.dumps(event, separators=(",", ":")).encode()), self.key, version))
             prev = event["digest"]
         if updates:
             self._batch(f"UPDATE {self.events} SET state = ? WHERE originator_id = ? AND originator_version = ?",

@@ -4,6 +4,7 @@ other table answers in full; a server refuses to start with a CIPHER_KEY that ca
 from __future__ import annotations
 
 import random
+from pathlib import Path
 
 import pytest
 from eventsourcing.cipher import AESCipher
@@ -11,7 +12,8 @@ from eventsourcing.cipher import AESCipher
 from api import server
 from api.app import create_app
 from service.application import TablesService
-from service.config import LIBRARY_VARIABLES, load
+from service.atrest import KEY_FILE
+from service.config import LIBRARY_VARIABLES, ConfigError, load
 from service.errors import StoreUnreadable
 from tests.helpers import Seeds, StepClock, pick
 from tests.service.test_read_model import PLAYERS, every_player_renamed, first_of, stored_as, table_with_a_round
@@ -68,7 +70,13 @@ def keyed_store(persistence_env, shared_store):
 
 def test_only_the_key_the_store_was_written_with_passes_the_check(keyed_store):
     env, key, table_id = keyed_store
-    for wrong, says in ((AESCipher.create_key(num_bytes=32), "with this CIPHER_KEY"), (None, "without a CIPHER_KEY")):
+    # Without CIPHER_KEY an encrypted store needs its cipher key file, which is not there: no start at all.
+    with pytest.raises(ConfigError, match=r"encrypted and the cipher key file .* does not exist.*set CIPHER_KEY"):
+        TablesService(load(env))
+    key_file = Path(env["ZAMETANO_DATA_DIR"]) / KEY_FILE
+    key_file.write_text(AESCipher.create_key(num_bytes=32))  # a cipher key file, but not the store's key
+    key_file.chmod(0o600)
+    for wrong, says in ((AESCipher.create_key(num_bytes=32), "with this CIPHER_KEY"), (None, f"with the cipher key {key_file}")):
         service = TablesService(load({**env, **({"CIPHER_KEY": wrong} if wrong else {})}))
         try:
             with pytest.raises(StoreUnreadable, match=says):

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import dataclasses
 import random
-import sqlite3
 import threading
 import uuid
 
@@ -12,7 +11,8 @@ import pytest
 
 from domain.chain import digest
 from domain.games import ROUND_MARKS
-from tests.helpers import pick, postgres_location, rounds_of, stacked_shoe
+from tests.helpers import pick, rounds_of, stacked_shoe
+from tests.tampering import Rows
 
 PLAYERS = ["anna", "boris", "vera"]
 LOTTERY = ["olga", "ivan", "anna", "boris", "vera"]
@@ -91,31 +91,11 @@ def test_an_unknown_round_or_table_is_not_found(service):
 # --- tampering with the store ----------------------------------------------------------------------
 
 def tamper(env, table_id, version, old: bytes, new: bytes):
-    """Edits one stored event in place, as someone with database access might."""
-    if env["PERSISTENCE_MODULE"] == "eventsourcing.sqlite":
-        with sqlite3.connect(env["SQLITE_DBNAME"]) as db:
-            (state,) = db.execute(
-                "SELECT state FROM stored_events WHERE originator_id = ? AND originator_version = ?",
-                (uuid.UUID(table_id).hex, version),
-            ).fetchone()
-            assert old in state
-            db.execute(
-                "UPDATE stored_events SET state = ? WHERE originator_id = ? AND originator_version = ?",
-                (state.replace(old, new, 1), uuid.UUID(table_id).hex, version),
-            )
-    else:
-        import psycopg
-
-        with psycopg.connect(**postgres_location(env), autocommit=True) as db:
-            table = f'{env["POSTGRES_SCHEMA"]}.zametano_events'
-            (state,) = db.execute(
-                f"SELECT state FROM {table} WHERE originator_id = %s AND originator_version = %s", (table_id, version)
-            ).fetchone()
-            assert old in state
-            db.execute(
-                f"UPDATE {table} SET state = %s WHERE originator_id = %s AND originator_version = %s",
-                (bytes(state).replace(old, new, 1), table_id, version),
-            )
+    """Edits one stored event in place, as someone with database access (and the cipher key) might."""
+    rows = Rows(env, table_id)
+    state = next(raw for v, _, raw in rows.rows() if v == version)
+    assert old in state
+    rows.write(version, state.replace(old, new, 1))
 
 
 @pytest.fixture

@@ -9,20 +9,20 @@ import json
 import random
 
 from domain.chain import digest
-from tests.service.test_stored_contract import FIXTURES, load_old_log
+from tests.service.test_stored_contract import FIXTURES, old_store  # noqa: F401 - the fixture
 from tests.unit.test_punto_banco_table import fields_within
 
 NAME = "punto-banco-stored-v1"
 
 
-def test_an_old_punto_banco_log_replays_to_the_state_it_had(service):
-    table_id = load_old_log(service, NAME)
+def test_an_old_punto_banco_log_replays_to_the_state_it_had(old_store):
+    service, table_id = old_store(NAME)
     expected = json.loads((FIXTURES / f"{NAME}.state.json").read_text())
     assert service.current_state(table_id) == expected
 
 
-def test_an_old_punto_banco_log_holds_a_whole_shoe_and_verifies_with_its_rounds_indexed(service):
-    table_id = load_old_log(service, NAME)
+def test_an_old_punto_banco_log_holds_a_whole_shoe_and_verifies_with_its_rounds_indexed(old_store):
+    service, table_id = old_store(NAME)
     types = {e["type"] for e in service.iter_events(table_id)}
     assert {"RolesAssigned", "CardsBurned", "StakePlaced", "StakesClosed", "DrawDecided", "CoupDecided",
             "StopCardCameOut", "ShoeFinished", "ShoeRevealed"} <= types
@@ -31,8 +31,8 @@ def test_an_old_punto_banco_log_holds_a_whole_shoe_and_verifies_with_its_rounds_
     assert len(service.list_rounds(table_id, limit=1000)["rounds"]) == report["rounds_checked"]
 
 
-def test_an_old_punto_banco_log_still_chains_and_can_be_played_on(service):
-    table_id = load_old_log(service, NAME)
+def test_an_old_punto_banco_log_still_chains_and_can_be_played_on(old_store):
+    service, table_id = old_store(NAME)
     prev = ""
     for e in service.iter_events(table_id):
         assert digest(prev, e["version"], e["type"], e["timestamp"], e["actor"], e["data"]) == e["digest"]

@@ -3,6 +3,7 @@ answer, and the failed table is named with where and why; with a cipher, the rea
 
 from __future__ import annotations
 
+import base64
 import dataclasses
 import json
 import random
@@ -20,6 +21,7 @@ from service.config import load
 from service.errors import IndexIncomplete
 from tests.conftest import PG
 from tests.helpers import Seeds, StepClock, pick
+from tests.tampering import store_cipher
 
 PLAYERS = ["anna", "boris", "vera"]
 Change = Callable[[object, bytes], bytes]
@@ -28,12 +30,15 @@ Change = Callable[[object, bytes], bytes]
 @contextmanager
 def stored_as(service: TablesService, change: Change) -> Iterator[None]:
     """What the service saves inside the block reaches the store altered by ``change(event, state)``, as if
-    someone had written it there behind the service's back."""
+    someone had written it there behind the service's back (someone holding the cipher key of an encrypted
+    store: ``change`` sees and makes the state in clear)."""
     original = service.mapper.to_stored_event
+    cipher = service.mapper.cipher
 
     def to_stored(event):  # type: ignore[no-untyped-def]
         stored = original(event)
-        return dataclasses.replace(stored, state=change(event, stored.state))
+        state = change(event, cipher.decrypt(stored.state) if cipher else stored.state)
+        return dataclasses.replace(stored, state=cipher.encrypt(state) if cipher else state)
 
     service.mapper.to_stored_event = to_stored  # type: ignore[method-assign]
     try:
@@ -240,8 +245,9 @@ def test_with_a_cipher_the_read_model_holds_no_name_or_summary_in_clear(module, 
         reopened.close()
 
 
-def test_without_a_cipher_a_name_is_stored_as_escaped_json_text(tmp_path):
-    env = {"PERSISTENCE_MODULE": "eventsourcing.sqlite", "SQLITE_DBNAME": str(tmp_path / "plain.sqlite")}
+def test_a_name_is_sealed_as_escaped_json_text_encrypted_with_the_events_cipher(tmp_path):
+    env = {"PERSISTENCE_MODULE": "eventsourcing.sqlite", "SQLITE_DBNAME": str(tmp_path / "plain.sqlite"),
+           "ZAMETANO_DATA_DIR": str(tmp_path)}
     service = TablesService(load(env), clock=StepClock(), new_seed=Seeds())
     try:
         service.open_table("chemin-de-fer", ["anna", "бoris", "vera"], {})
@@ -250,4 +256,6 @@ def test_without_a_cipher_a_name_is_stored_as_escaped_json_text(tmp_path):
         service.close()
     with sqlite3.connect(env["SQLITE_DBNAME"]) as db:
         (sealed,) = db.execute("SELECT sealed FROM zametano_tables_v2").fetchone()
-    assert sealed.isascii() and '"players":["anna","\\u0431oris","vera"]' in sealed
+    assert sealed.isascii() and "anna" not in sealed  # encrypted by default, like the events
+    text = store_cipher(env).decrypt(base64.b64decode(sealed)).decode("ascii")
+    assert '"players":["anna","\\u0431oris","vera"]' in text

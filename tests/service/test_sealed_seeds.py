@@ -25,6 +25,7 @@ from service.application import TablesService
 from service.config import ConfigError, load
 from service.replay import table_uuid
 from tests.helpers import Seeds, StepClock, pick
+from tests.tampering import store_cipher
 
 SEED_BYTES = 32
 NEXT_CARDS = 4
@@ -107,6 +108,18 @@ def secrets_of(service: TablesService, table_id: str) -> tuple[dict[str, str], d
             {n: c for n, c in shuffled.items() if n not in revealed}, upcoming)
 
 
+def opened(blobs: list[bytes], cipher: Any) -> list[bytes]:
+    """Every blob that ``cipher`` decrypts (as stored, or base64 as the read model keeps it), decrypted."""
+    found = []
+    for blob in blobs:
+        for decode in (bytes, base64.b64decode):
+            try:
+                found.append(cipher.decrypt(decode(blob)))
+            except ValueError:  # binascii.Error too
+                continue
+    return found
+
+
 def named_in(blobs: list[bytes], cards: list[str]) -> bool:
     pattern = re.compile(rb"\W{0,8}".join(re.escape(c.encode()) for c in cards))
     return any(pattern.search(blob) for blob in blobs)
@@ -124,6 +137,8 @@ def test_no_stored_byte_yields_an_unrevealed_seed_or_names_an_undealt_card(modul
     revealed, unrevealed, upcoming = secrets_of(service, table_id)
     blobs = sqlite_blobs(tmp_path / "var" / "zametano.sqlite") if module == "sqlite" else postgres_blobs(env)
     service.close()
+    # The store is encrypted at rest by default; even a reader holding its cipher key finds no unrevealed seed.
+    blobs += opened(blobs, store_cipher(env))
     assert revealed and unrevealed and all(len(cards) == NEXT_CARDS for cards in upcoming)
     found = hashes_in(blobs)
     assert set(revealed.values()) <= found  # the search sees a seed where the log publishes one
@@ -147,7 +162,7 @@ def test_the_stored_seed_is_sealed_and_opens_again_with_the_seed_key_to_the_same
     state = service.current_state(table_id)
     service.close()
     with sqlite3.connect(tmp_path / "zametano.sqlite") as conn:
-        seeds = [json.loads(bytes(s))["seed"] for (s,) in conn.execute(
+        seeds = [json.loads(store_cipher(env).decrypt(bytes(s)))["seed"] for (s,) in conn.execute(
             "SELECT state FROM stored_events WHERE topic LIKE '%ShoeShuffled'")]
     assert seeds and all(s.startswith("sealed:v1:") for s in seeds)
     reopened = TablesService(load(env))
@@ -174,7 +189,7 @@ def test_a_rotated_seed_key_seals_new_shoes_while_the_old_key_still_opens_old_on
     again.close()
     assert report["ok"], report["problems"]
     with sqlite3.connect(tmp_path / "zametano.sqlite") as conn:
-        keys = {json.loads(bytes(s))["seed"].split(":")[2] for (s,) in conn.execute(
+        keys = {json.loads(store_cipher(env).decrypt(bytes(s)))["seed"].split(":")[2] for (s,) in conn.execute(
             "SELECT state FROM stored_events WHERE topic LIKE '%ShoeShuffled'")}
     assert keys == {first, second}
 

@@ -24,7 +24,8 @@ FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 LOGS = ["chemin-de-fer-stored-v1", "card-lottery-stored-v1"]
 
 
-def load_old_log(service, name):
+def insert_old_log(service, name):
+    """The fixture's rows inserted in the store as they are (in clear), behind the service's back."""
     rows = [json.loads(line) for line in (FIXTURES / f"{name}.jsonl").read_text().splitlines()]
     service.recorder.insert_events(
         [
@@ -40,24 +41,41 @@ def load_old_log(service, name):
     return rows[0]["originator_id"]
 
 
+@pytest.fixture
+def old_store(make_service, persistence_env):
+    """A store made before encryption by default: its events in clear. A service started on it finds them
+    in clear and keeps reading (and writing) the store as it is."""
+
+    def load(name):
+        first = make_service()
+        table_id = insert_old_log(first, name)
+        if persistence_env["PERSISTENCE_MODULE"] == "eventsourcing.popo":
+            return first, table_id  # in memory: the store is this service's own, and never encrypted
+        started = make_service()
+        assert not started.at_rest.encrypted and started.at_rest.how == "in clear"
+        return started, table_id
+
+    return load
+
+
 @pytest.mark.parametrize("name", LOGS)
-def test_an_old_stored_log_replays_to_the_state_it_had(service, name):
-    table_id = load_old_log(service, name)
+def test_an_old_stored_log_replays_to_the_state_it_had(old_store, name):
+    service, table_id = old_store(name)
     expected = json.loads((FIXTURES / f"{name}.state.json").read_text())
     assert service.current_state(table_id) == expected
 
 
 @pytest.mark.parametrize("name", LOGS)
-def test_an_old_stored_log_verifies_and_its_rounds_are_indexed(service, name):
-    table_id = load_old_log(service, name)
+def test_an_old_stored_log_verifies_and_its_rounds_are_indexed(old_store, name):
+    service, table_id = old_store(name)
     report = service.verify(table_id)
     assert report["ok"] is True and report["rounds_checked"] > 5, report["problems"]
     # stored before seeds were sealed: /verify says their seeds lay in the store in clear
     assert report["shoes"] and {shoe["seed_stored"] for shoe in report["shoes"]} == {"unsealed"}
 
 
-def test_a_shoe_shuffled_after_an_old_log_is_stored_sealed_and_verify_says_which_is_which(service):
-    table_id = load_old_log(service, "card-lottery-stored-v1")
+def test_a_shoe_shuffled_after_an_old_log_is_stored_sealed_and_verify_says_which_is_which(old_store):
+    service, table_id = old_store("card-lottery-stored-v1")
     old = {shoe["shoe"] for shoe in service.verify(table_id)["shoes"]}
     state = service.current_state(table_id)
     rng = random.Random(3)
@@ -72,8 +90,8 @@ def test_a_shoe_shuffled_after_an_old_log_is_stored_sealed_and_verify_says_which
 
 
 @pytest.mark.parametrize("name", LOGS)
-def test_an_old_stored_log_still_chains_and_can_be_played_on(service, name):
-    table_id = load_old_log(service, name)
+def test_an_old_stored_log_still_chains_and_can_be_played_on(old_store, name):
+    service, table_id = old_store(name)
     prev = ""
     for e in service.iter_events(table_id):
         data = e["data"]

@@ -12,12 +12,13 @@ from typing import Any
 import pytest
 
 from service.application import TablesService
-from service.config import load
+from service.atrest import KEY_FILE as CIPHER_KEY_FILE
+from service.config import ConfigError, load
 from service.seeds import KEY_FILE as SEED_KEY_FILE
 from service.signing import KEY_FILE, KEYRING_FILE
 from tests.served import Played, copy_store, row_of, run, serving, sqlite_env
 
-BACKED_UP = (SEED_KEY_FILE, KEY_FILE, KEYRING_FILE)
+BACKED_UP = (CIPHER_KEY_FILE, SEED_KEY_FILE, KEY_FILE, KEYRING_FILE)
 
 
 def backed_up(db: Path, folder: Path) -> Path:
@@ -54,6 +55,11 @@ def test_a_copy_of_the_database_alone_cannot_give_a_table_whose_shoe_is_in_play(
     with closing(sqlite3.connect(store)) as source, closing(sqlite3.connect(alone / store.name)) as target:
         source.backup(target)
     assert not any((alone / name).exists() for name in BACKED_UP)
+    # Its events are encrypted: without the cipher key file nothing is read at all.
+    with pytest.raises(ConfigError, match=r"encrypted and the cipher key file .*cipher-key does not exist"):
+        TablesService(load(sqlite_env(alone / store.name)))
+    # With the cipher key but not the seed keys, a shoe in play still does not open.
+    shutil.copy(store.parent / CIPHER_KEY_FILE, alone / CIPHER_KEY_FILE)
     service = TablesService(load(sqlite_env(alone / store.name)))
     try:
         with pytest.raises(Exception, match=r"cannot be read \(SeedKeyError\)"):
