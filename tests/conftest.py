@@ -128,3 +128,16 @@ def store(played: Played, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Pa
     monkeypatch.delenv("ZAMETANO_TOKEN", raising=False)
     monkeypatch.delenv("ZAMETANO_TOKENS", raising=False)
     return copy_store(played.db, tmp_path)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    """The suite runs in several processes (pytest-xdist), which send each report to the main one as UTF-8.
+    The fuzzing tests send lone surrogates on purpose, and the service's log lines captured with a report may
+    quote them: such characters are written escaped (\\udxxx), as a log would show them, so that the report
+    can be sent at all. Nothing else of a report changes."""
+    report.sections = [(title, _encodable(text)) for title, text in report.sections]
+
+
+def _encodable(text: str) -> str:
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
