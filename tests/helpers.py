@@ -6,6 +6,7 @@ import base64
 import hashlib
 import importlib.machinery
 import importlib.util
+import subprocess
 import sys
 import random
 from collections.abc import Iterator, Mapping
@@ -148,3 +149,13 @@ def rounds_of(marks: RoundMarks, events: list[Event]) -> list[dict[str, Any]]:
     tracker = RoundTracker(marks)
     out = [r for e in events for r in tracker.feed(e)]
     return out + tracker.flush()
+
+
+def refused_start(data_dir: Path, signing_key_file: Path) -> subprocess.CompletedProcess[str]:
+    """How the server ends when started on an in-memory store with this signing key file: for the start-up
+    refusals, which must come before it binds (port 1 is never reached)."""
+    env = {"PATH": "/usr/bin:/bin", "PERSISTENCE_MODULE": "eventsourcing.popo", "ZAMETANO_DATA_DIR": str(data_dir),
+           "ZAMETANO_SIGNING_KEY_FILE": str(signing_key_file)}
+    root = Path(__file__).resolve().parents[1]
+    return subprocess.run([sys.executable, "-m", "api.server", "--port", "1"], cwd=root, env=env,
+                          capture_output=True, text=True, timeout=120)

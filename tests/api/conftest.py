@@ -31,6 +31,28 @@ def client(app):
 
 
 @pytest.fixture
+def make_client(tmp_path):
+    """Clients of apps built with this test's settings (``make(**env)``), all on one SQLite store of the test;
+    every service made is closed after it."""
+    made = []
+
+    def make(**env):
+        settings = load({
+            "PERSISTENCE_MODULE": "eventsourcing.sqlite",
+            "SQLITE_DBNAME": str(tmp_path / "made.sqlite"),
+            "ZAMETANO_DATA_DIR": str(tmp_path),
+            **env,
+        })
+        service = TablesService(settings, clock=StepClock(), new_seed=Seeds())
+        made.append(service)
+        return create_app(settings, service=service).test_client()
+
+    yield make
+    for service in made:
+        service.close()
+
+
+@pytest.fixture
 def table(client):
     response = client.post("/tables", json={"game": "chemin-de-fer", "players": ["anna", "boris", "vera"]})
     assert response.status_code == 201

@@ -16,11 +16,9 @@ from prometheus_client import REGISTRY
 
 from api import logs
 from api.app import create_app
-from service.application import TablesService
 from service.config import ConfigError, load
 from service.metrics import command_label
 from tests.e2e.servers import free_port
-from tests.helpers import Seeds, StepClock
 
 INJECTION = '"} 1\nzametano_injected_total{by="anonymous'
 HEX_ID = re.compile(r"[0-9a-f]{32}")
@@ -38,25 +36,6 @@ def series(text):
 def log_lines(capsys):
     return [json.loads(line) for line in capsys.readouterr().err.splitlines() if line.startswith("{")]
 
-
-@pytest.fixture
-def make_client(tmp_path):
-    made = []
-
-    def make(**env):
-        settings = load({
-            "PERSISTENCE_MODULE": "eventsourcing.sqlite",
-            "SQLITE_DBNAME": str(tmp_path / "observed.sqlite"),
-            "ZAMETANO_DATA_DIR": str(tmp_path),
-            **env,
-        })
-        service = TablesService(settings, clock=StepClock(), new_seed=Seeds())
-        made.append(service)
-        return create_app(settings, service=service).test_client()
-
-    yield make
-    for service in made:
-        service.close()
 
 
 @pytest.fixture
@@ -243,7 +222,7 @@ def test_every_answer_carries_its_request_id_even_those_given_before_any_view(se
 def test_a_500_has_its_request_id_and_its_traceback_in_the_log(make_client, tmp_path, capsys):
     client = make_client(AGGREGATE_CACHE_MAXSIZE="")
     table_id = open_table(client)
-    with sqlite3.connect(tmp_path / "observed.sqlite") as db:
+    with sqlite3.connect(tmp_path / "made.sqlite") as db:
         db.execute("DROP TABLE stored_events")
     broken = sample("zametano_database_errors_total", kind="broken")
     capsys.readouterr()

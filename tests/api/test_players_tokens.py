@@ -11,9 +11,6 @@ import pytest
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-from api.app import create_app
-from service.application import TablesService
-from service.config import load
 from service.credentials import PlayerCredentials
 
 TABLE = "4c630c84-f71a-4d1b-b2d8-dcb8e778c81d"
@@ -23,21 +20,6 @@ ISSUER = "https://accounts.casino.example"
 def bearer(token):
     return {"Authorization": f"Bearer {token}"}
 
-
-@pytest.fixture
-def make_client(tmp_path):
-    made = []
-
-    def make(**env):
-        settings = load({"PERSISTENCE_MODULE": "eventsourcing.sqlite", "SQLITE_DBNAME": str(tmp_path / "p.sqlite"),
-                         "ZAMETANO_DATA_DIR": str(tmp_path), **env})
-        service = TablesService(settings)
-        made.append(service)
-        return create_app(settings, service=service).test_client()
-
-    yield make
-    for service in made:
-        service.close()
 
 
 @pytest.fixture
@@ -120,19 +102,28 @@ def test_an_expired_tampered_or_foreign_token_is_a_401_with_one_line(secured, tm
         assert refused.headers["WWW-Authenticate"] == 'Bearer realm="zametano", error="invalid_token"'
 
 
-def test_an_external_issuers_token_is_a_player_at_me(make_client, tmp_path):
+def external_issuer(make_client, tmp_path):
+    """A client of a service that accepts the tokens of ISSUER, whose one key (ES256, kid casino-1) is in its
+    JWKS file, and a function signing a token of that key: ``sign(sub, iss=ISSUER)``."""
     key = ec.generate_private_key(ec.SECP256R1())
     public = json.loads(jwt.get_algorithm_by_name("ES256").to_jwk(key.public_key()))
     (tmp_path / "jwks.json").write_text(json.dumps({"keys": [{**public, "kid": "casino-1", "alg": "ES256"}]}))
     client = make_client(ZAMETANO_TOKENS="operator:op-secret", ZAMETANO_PLAYER_ISSUER=ISSUER,
                          ZAMETANO_PLAYER_JWKS_FILE=str(tmp_path / "jwks.json"))
     exp = int((datetime.now(timezone.utc) + timedelta(hours=1)).timestamp())
-    token = jwt.encode({"sub": "vera", "aud": "zametano", "iss": ISSUER, "exp": exp}, key, algorithm="ES256",
-                       headers={"kid": "casino-1"})
-    me = client.get("/me", headers=bearer(token))
+
+    def sign(sub, iss=ISSUER):
+        return jwt.encode({"sub": sub, "aud": "zametano", "iss": iss, "exp": exp}, key, algorithm="ES256",
+                          headers={"kid": "casino-1"})
+
+    return client, sign
+
+
+def test_an_external_issuers_token_is_a_player_at_me(make_client, tmp_path):
+    client, sign = external_issuer(make_client, tmp_path)
+    me = client.get("/me", headers=bearer(sign("vera")))
     assert me.status_code == 200 and me.json["player"] == "vera" and me.json["tables"] is None
-    other = jwt.encode({"sub": "vera", "aud": "zametano", "iss": "https://elsewhere.example", "exp": exp}, key,
-                       algorithm="ES256", headers={"kid": "casino-1"})
+    other = sign("vera", iss="https://elsewhere.example")
     assert client.get("/me", headers=bearer(other)).status_code == 401
 
 
@@ -156,13 +147,6 @@ def test_a_players_name_in_the_path_is_held_to_the_input_policy(secured):
 
 
 def test_an_external_sub_with_a_character_names_may_not_hold_is_a_401(make_client, tmp_path):
-    key = ec.generate_private_key(ec.SECP256R1())
-    public = json.loads(jwt.get_algorithm_by_name("ES256").to_jwk(key.public_key()))
-    (tmp_path / "jwks.json").write_text(json.dumps({"keys": [{**public, "kid": "casino-1", "alg": "ES256"}]}))
-    client = make_client(ZAMETANO_TOKENS="operator:op-secret", ZAMETANO_PLAYER_ISSUER=ISSUER,
-                         ZAMETANO_PLAYER_JWKS_FILE=str(tmp_path / "jwks.json"))
-    exp = int((datetime.now(timezone.utc) + timedelta(hours=1)).timestamp())
-    token = jwt.encode({"sub": "an\u202ena", "aud": "zametano", "iss": ISSUER, "exp": exp}, key, algorithm="ES256",
-                       headers={"kid": "casino-1"})
-    refused = client.get("/me", headers=bearer(token))
+    client, sign = external_issuer(make_client, tmp_path)
+    refused = client.get("/me", headers=bearer(sign("an\u202ena")))
     assert refused.status_code == 401 and "'sub'" in refused.json["message"]

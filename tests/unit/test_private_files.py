@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import os
 import stat
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -17,9 +15,7 @@ from service import files
 from service.application import TablesService
 from service.config import ConfigError, load
 from service.signing import KEY_FILE, load_signer
-from tests.helpers import Seeds, StepClock
-
-ROOT = Path(__file__).resolve().parents[2]
+from tests.helpers import Seeds, StepClock, refused_start
 
 
 def mode(path: Path) -> int:
@@ -139,10 +135,7 @@ def test_a_link_placed_at_the_temporary_name_is_never_written_through(tmp_path, 
 
 def test_a_server_given_a_key_others_may_read_exits_2_with_one_line_naming_it_and_its_mode(tmp_path):
     key_file = pem(tmp_path / "open.pem", 0o644)
-    env = {"PATH": "/usr/bin:/bin", "PERSISTENCE_MODULE": "eventsourcing.popo", "ZAMETANO_DATA_DIR": str(tmp_path),
-           "ZAMETANO_SIGNING_KEY_FILE": str(key_file)}
-    done = subprocess.run([sys.executable, "-m", "api.server", "--port", "1"], cwd=ROOT, env=env,
-                          capture_output=True, text=True, timeout=120)
+    done = refused_start(tmp_path, key_file)
     assert done.returncode == 2
     assert done.stderr.splitlines() == [f"error: ZAMETANO_SIGNING_KEY_FILE {key_file} has mode 0644: others may "
                                         "read or write it; make it 0600 (chmod 600 FILE)"]

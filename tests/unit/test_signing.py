@@ -5,8 +5,6 @@ from __future__ import annotations
 import hashlib
 import json
 import stat
-import subprocess
-import sys
 import threading
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -19,9 +17,9 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from service.config import ConfigError, load
 from service.signing import KEY_FILE, KEYRING_FILE, Signer, load_signer
+from tests.helpers import refused_start
 from tests.signatures import verify_receipt
 
-ROOT = Path(__file__).resolve().parents[2]
 T1 = datetime(2026, 1, 1, 12, 0, tzinfo=timezone.utc)
 T2 = T1 + timedelta(days=90)
 DIGEST = "ab" * 32
@@ -194,10 +192,7 @@ def test_a_server_given_an_unusable_key_exits_with_one_line_and_no_traceback(tmp
     junk = tmp_path / "junk.pem"
     junk.write_text("junk")
     junk.chmod(0o600)
-    env = {"PATH": "/usr/bin:/bin", "PERSISTENCE_MODULE": "eventsourcing.popo", "ZAMETANO_DATA_DIR": str(tmp_path),
-           "ZAMETANO_SIGNING_KEY_FILE": str(junk)}
-    done = subprocess.run([sys.executable, "-m", "api.server", "--port", "1"], cwd=ROOT, env=env,
-                          capture_output=True, text=True, timeout=120)
+    done = refused_start(tmp_path, junk)
     assert done.returncode == 2
     assert done.stderr.splitlines() == [f"error: ZAMETANO_SIGNING_KEY_FILE {junk} is not a PEM private key; "
                                         "make one with: openssl genpkey -algorithm ed25519 -out FILE"]
