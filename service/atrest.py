@@ -1,7 +1,8 @@
 """Encryption at rest: the cipher a store's events, snapshots and read model are written and read with.
 
 A new store (SQLite or PostgreSQL) is encrypted with the eventsourcing library's cipher (AES-GCM, its
-``CIPHER_TOPIC``/``CIPHER_KEY`` machinery, CIPHER_TOPIC's class over the cryptography package) under a key kept outside the database, in a file of its own
+``CIPHER_TOPIC``/``CIPHER_KEY`` machinery, CIPHER_TOPIC's class over the cryptography package) under a key
+kept outside the database, in a file of its own
 (ZAMETANO_CIPHER_KEY_FILE, else ``cipher-key`` in the data folder, made on first start, mode 0600).
 ``CIPHER_KEY`` given in the environment overrides it. A store made before this was the default, whose
 events lie in clear, is read and written as it is, in clear, and says so at start; scripts/encrypt-store
@@ -23,6 +24,7 @@ from eventsourcing.utils import Environment, resolve_topic
 
 from service.config import ConfigError, Settings
 from service.files import locked, read_secret, write_private
+from service.health import newest_notifications
 
 KEY_FILE = "cipher-key"
 KEY_BYTES = 32
@@ -30,8 +32,6 @@ KEY_BYTES = 32
 # as its default eventsourcing.cipher:AESCipher over pycryptodome, at about 5 us an event instead of about
 # 200 (docs/benchmarks.md). Also the class used for CIPHER_KEY when CIPHER_TOPIC names none.
 CIPHER_TOPIC = "eventsourcing.cryptography:AESCipher"
-# How many of the newest stored events are looked at to tell a store in clear from an encrypted one.
-LOOKED_AT = 5
 
 
 @dataclass(frozen=True)
@@ -66,11 +66,11 @@ class AtRest:
 def stored_in_clear(app: Any) -> bool | None:
     """None for a store without events; True when one of its newest events reads without a cipher (JSON,
     after the store's compressor), else False."""
-    newest = app.recorder.max_notification_id()
-    if not newest:
+    notes = newest_notifications(app.recorder)
+    if not notes:
         return None
     compressor = app.mapper.compressor
-    for note in app.recorder.select_notifications(max(1, newest - LOOKED_AT + 1), LOOKED_AT):
+    for note in notes:
         try:
             state = compressor.decompress(note.state) if compressor else note.state
             app.mapper.transcoder.decode(state)

@@ -2,11 +2,21 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from service import store
 from service.errors import StoreUnreadable
 
-# How many of the newest events the start-up check tries to read before it calls the store unreadable.
+# How many of the newest events the start-up checks look at: whether they read, and whether in clear.
 CHECKED_EVENTS = 5
+
+
+def newest_notifications(recorder: Any) -> list[Any]:
+    """The store's newest few stored events (none for an empty store), as its notification log holds them."""
+    newest = recorder.max_notification_id()
+    if not newest:
+        return []
+    return list(recorder.select_notifications(max(1, newest - CHECKED_EVENTS + 1), CHECKED_EVENTS))
 
 
 class Health:
@@ -17,11 +27,8 @@ class Health:
         otherwise start a service whose old tables fail and whose new ones are written under another key.
         Any of the newest few events will do (one damaged event is the audit's business, not a reason to
         stop); an empty store is readable with any key."""
-        newest = self.recorder.max_notification_id()
-        if not newest:
-            return
         failures = []
-        for note in self.recorder.select_notifications(max(1, newest - CHECKED_EVENTS + 1), CHECKED_EVENTS):
+        for note in newest_notifications(self.recorder):
             try:
                 self.mapper.to_domain_event(note)
                 return
