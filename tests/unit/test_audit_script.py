@@ -348,19 +348,23 @@ def test_decisions_prints_every_players_cost_and_the_pairs_above_the_threshold_w
         table_id = play(base, {"game": "chemin-de-fer", "players": ["anna", "boris", "vera"],
                                "rules": {"draw_rule": "free", "decks": 2}}, a_shoe_was_revealed, seed=4)
         answer = call("GET", f"{base}/tables/{table_id}/decisions?limit=1000")
-        code, out, _ = run(capsys, f"{base}/tables/{table_id}", "--decisions", "--flag-above", "100")
+        pairs: dict[tuple[str, str], tuple[float, set[int]]] = {}
+        for d in answer["decisions"]:
+            for receiver, amount in d["to"].items():
+                total, rounds = pairs.get((d["player"], receiver), (0.0, set()))
+                pairs[d["player"], receiver] = (total + amount, rounds | {d["round"]})
+        # The shuffle is random, so the threshold is taken between the pairs' totals: some above, some not.
+        totals = sorted(total for total, _ in pairs.values())
+        threshold = (totals[len(totals) // 2 - 1] + totals[len(totals) // 2]) / 2
+        code, out, _ = run(capsys, f"{base}/tables/{table_id}", "--decisions", "--flag-above", f"{threshold:.6f}")
 
     assert code == 0, out
     players = printed_section(out, "", table_id)
     assert players[0] == ["player", "decisions", "costly", "cost", "theoretical loss", "result"]
     assert players[1:] == [[name, str(p["decisions"]), str(p["costly"]), f"{p['cost_amount']:.4f}",
                             f"{p['theoretical_loss']:.4f}", str(p["result"])] for name, p in answer["players"].items()]
-    pairs: dict[tuple[str, str], list] = {}
-    for d in answer["decisions"]:
-        for receiver, amount in d["to"].items():
-            total, rounds = pairs.get((d["player"], receiver), (0.0, set()))
-            pairs[d["player"], receiver] = (total + amount, rounds | {d["round"]})
-    above = sorted(((pair, total, rounds) for pair, (total, rounds) in pairs.items() if total > 100), key=lambda x: -x[1])
+    above = sorted(((pair, total, rounds) for pair, (total, rounds) in pairs.items() if total > float(f"{threshold:.6f}")),
+                   key=lambda x: -x[1])
     assert above and len(above) < len(pairs)  # the threshold leaves some out
     assert printed_section(out, "flagged:", table_id) == [["giver", "receiver", "given away", "rounds"]] + [
         [giver, receiver, f"{total:.4f}", ", ".join(map(str, sorted(rounds)))] for (giver, receiver), total, rounds in above]
