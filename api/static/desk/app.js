@@ -45,6 +45,7 @@ const desk = {
 function route() {
   current?.unmount?.();
   current = null;
+  document.querySelectorAll("#skips [data-view]").forEach((skip) => skip.remove());
   const view = document.getElementById("view");
   const prefix = `${root()}/desk`;
   const path = location.pathname.startsWith(prefix) ? location.pathname.slice(prefix.length) : location.pathname;
@@ -94,6 +95,18 @@ function tokenField() {
   });
 }
 
+// A skip link moves the keyboard focus to its target (focusable for that alone) and leaves the address as it is.
+function followSkipLinks() {
+  document.addEventListener("click", (event) => {
+    const skip = event.target.closest("a.skip");
+    const target = skip && document.getElementById(skip.hash.slice(1));
+    if (!target) return;
+    event.preventDefault();
+    if (!target.hasAttribute("tabindex")) target.tabIndex = -1;
+    target.focus();
+  });
+}
+
 // Links within the desk change the view without loading the page again.
 function followLinks() {
   document.addEventListener("click", (event) => {
@@ -114,6 +127,7 @@ function followLinks() {
 }
 
 tokenField();
+followSkipLinks();
 followLinks();
 await whoAmI();
 route();

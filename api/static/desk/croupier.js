@@ -5,7 +5,7 @@
 // the one that decides, and says why.
 
 import { ApiError, api, newKey } from "./http.js";
-import { card, clear, h, tablePath } from "./render.js";
+import { card, clear, h, keepFocus, tablePath } from "./render.js";
 
 function bounds(spec) {
   const parts = [];
@@ -39,8 +39,9 @@ function shares(spec) {
 
 let fieldIds = 0;
 
-// One field's input(s), and read(): its value as the command takes it (undefined: left out).
-function fieldInput(name, spec) {
+// One field's input(s), and read(): its value as the command takes it (undefined: left out). `focus` names the
+// field's first control across redraws of the panel (render.js keepFocus).
+function fieldInput(name, spec, focus) {
   const id = `f${++fieldIds}`;
   const label = h("label", { for: id }, name, h("span", { class: "bounds" }, bounds(spec)));
   let control;
@@ -72,13 +73,18 @@ function fieldInput(name, spec) {
     control = h("input", { id, name, type: "text", placeholder: "JSON" }); // a kind this page does not know yet
     read = () => (control.value.trim() === "" ? undefined : JSON.parse(control.value));
   }
+  const first = control.matches("input, select") ? control : control.querySelector("input");
+  if (first) first.dataset.focus = focus;
   return { element: h("div", { class: "field" }, label, control), read };
 }
 
 // The panel for `state` (the table's latest): onDone(result) after each command recorded.
 export function croupierPanel(tableId, { onDone, games = {} }) {
-  const element = h("section", { class: "croupier", "data-testid": "croupier", "aria-labelledby": "croupier-title" });
+  const hint = h("p", { class: "hint", role: "status" });
   const said = h("div", { class: "said", "data-testid": "refusal", role: "alert" });
+  const forms = h("div", { class: "commands" });
+  const element = h("section", { class: "croupier", id: "croupier", tabindex: -1, "data-testid": "croupier",
+    "aria-labelledby": "croupier-title" }, h("h2", { id: "croupier-title" }, "Croupier"), hint, said, forms);
   let pending = null; // the command last sent without a definitive answer, and its key
   let busy = false;
 
@@ -120,7 +126,8 @@ export function croupierPanel(tableId, { onDone, games = {} }) {
 
   function form(expect, version, index) {
     const specs = Object.entries(expect.fields || {});
-    const inputs = specs.map(([name, spec]) => [name, fieldInput(name, spec)]);
+    const key = `${expect.command} ${expect.player}`;
+    const inputs = specs.map(([name, spec]) => [name, fieldInput(name, spec, `${key} ${name}`)]);
     const described = games.commands?.[expect.command]?.description;
     const titleId = `cmd-${index}`;
     const element = h("form", { class: "command", novalidate: true, "aria-labelledby": titleId,
@@ -128,7 +135,8 @@ export function croupierPanel(tableId, { onDone, games = {} }) {
     h("h3", { id: titleId }, h("span", { class: "name" }, expect.command), " by ", expect.player),
     described ? h("p", { class: "about" }, described) : null,
     inputs.map(([, field]) => field.element),
-    h("button", { type: "submit", dataset: { command: expect.command, player: expect.player } }, expect.command));
+    h("button", { type: "submit", dataset: { command: expect.command, player: expect.player, focus: key } },
+      expect.command));
     element.addEventListener("submit", (event) => {
       event.preventDefault();
       send(expect, inputs.map(([name, field]) => [name, field.read]), element);
@@ -136,14 +144,13 @@ export function croupierPanel(tableId, { onDone, games = {} }) {
     return element;
   }
 
+  // Drawn again at each version: a focus that was in the panel stays on the same control of the same command
+  // by the same player, else goes to the first control of the first command the table now expects.
   function show(state) {
     const expects = state.expects || [];
-    clear(element,
-      h("h2", { id: "croupier-title" }, "Croupier"),
-      h("p", { class: "hint" }, `Commands act on the latest version, ${state.version}.`),
-      said,
-      expects.length ? expects.map((e, i) => form(e, state.version, i))
-        : h("p", { class: "none" }, "The table expects no command now."));
+    clear(hint, `Commands act on the latest version, ${state.version}.`);
+    keepFocus(forms, () => clear(forms, expects.length ? expects.map((e, i) => form(e, state.version, i))
+      : h("p", { class: "none" }, "The table expects no command now.")), () => forms.querySelector("[data-focus]"));
   }
 
   return { element, show };

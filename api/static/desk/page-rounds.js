@@ -27,22 +27,29 @@ export function mount(view, { params: [tableId] }) {
     h("td", { class: "time" }, moment(round.ended_at)),
     h("td", {}, round.summary));
 
+  let reading = false;
+
+  // The button stays enabled while a page is read (disabled, it would drop a keyboard user's focus); once there
+  // is nothing more, the focus it had goes to the first round it brought.
   async function page() {
-    more.disabled = true;
+    if (reading) return;
+    reading = true;
     const query = `?limit=100${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`;
     try {
       const answer = await api(tablePath(tableId, `/rounds${query}`));
       if (gone) return;
-      body.append(...answer.rounds.map(row));
+      const rows = answer.rounds.map(row);
+      body.append(...rows);
       count += answer.rounds.length;
       cursor = answer.next_cursor;
+      if (!cursor && document.activeElement === more) (rows[0]?.querySelector("a") || view).focus();
       more.hidden = !cursor;
       const stopped = answer.index_error ? ` The read model stopped at version ${answer.index_error.version}: ${answer.index_error.message}` : "";
       clear(status, `${count} finished round${count === 1 ? "" : "s"}${cursor ? " so far" : ""}.${stopped}`);
     } catch (error) {
       if (!gone) view.append(notice(error.message, "error"));
     } finally {
-      more.disabled = false;
+      reading = false;
     }
   }
 

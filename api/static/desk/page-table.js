@@ -8,7 +8,7 @@ import { costRanking } from "./decisions.js";
 import { exportButtons, tableFrame } from "./frame.js";
 import { api } from "./http.js";
 import { followTable } from "./live.js";
-import { clear, clock, deskPath, h, notice, summary, tablePath } from "./render.js";
+import { clear, clock, deskPath, h, inactive, keepFocus, notice, setInactive, skipLink, summary, tablePath } from "./render.js";
 import { fillState } from "./state.js";
 
 const BLOCK = 100; // events fetched together for the log
@@ -166,14 +166,15 @@ async function start(view, tableId, query, desk, stops, gone) {
     const at = shown ? shown.version : head;
     c.position.textContent = `${at} of ${head}`;
     c.slider.setAttribute("aria-valuetext", `version ${at} of ${head}`);
-    c.first.disabled = c.back.disabled = at <= 1;
-    c.forward.disabled = at >= head;
+    setInactive(c.first, at <= 1);
+    setInactive(c.back, at <= 1);
+    setInactive(c.forward, at >= head);
     c.latest.setAttribute("aria-pressed", String(following));
   }
 
   function draw(state) {
     shown = state;
-    fillState(stateView, state, game);
+    keepFocus(stateView, () => fillState(stateView, state, game));
     c.picker.value = toPicker(state.as_of?.timestamp);
     controls();
     drawLog();
@@ -222,8 +223,19 @@ async function start(view, tableId, query, desk, stops, gone) {
     const at = shown.version;
     const events = await log.range(Math.max(1, at - AROUND), Math.min(head, at + AROUND), head).catch(() => null);
     if (!events || gone() || !shown || shown.version !== at) return;
-    clear(logBody, events.map((event) => logRow(event, at)));
-    logBody.querySelector("tr.current")?.scrollIntoView({ block: "nearest" });
+    const link = (row) => row?.querySelector("a");
+    keepFocus(logBody, () => clear(logBody, events.map((event) => logRow(event, at))),
+      () => link(logBody.querySelector("tr.current")));
+    centre(logBody.querySelector("tr.current"));
+  }
+
+  // The version shown in the middle of the log's own scroller, the versions after it in sight (the page itself
+  // does not move).
+  function centre(row) {
+    const scroller = row?.closest(".scroller");
+    if (!scroller) return;
+    const top = row.getBoundingClientRect().top - scroller.getBoundingClientRect().top + scroller.scrollTop;
+    scroller.scrollTop = Math.max(0, top - (scroller.clientHeight - row.offsetHeight) / 2);
   }
 
   function logRow(event, at) {
@@ -236,7 +248,8 @@ async function start(view, tableId, query, desk, stops, gone) {
     return h("tr", { dataset: { version: String(event.version) },
       class: event.version === at ? "current" : event.version > at ? "future" : null,
       "aria-current": event.version === at ? "step" : null },
-    h("td", { class: "num" }, h("a", { href: here, onclick: go }, String(event.version))),
+    h("td", { class: "num" }, h("a", { href: here, onclick: go, dataset: { focus: `v${event.version}` } },
+      String(event.version))),
     h("td", { class: "time" }, clock(event.timestamp)),
     h("td", { class: "type" }, event.type),
     h("td", { class: "actor" }, event.actor),
@@ -276,9 +289,14 @@ async function start(view, tableId, query, desk, stops, gone) {
     clearTimeout(sliding);
     showVersion(Number(c.slider.value));
   });
-  c.first.addEventListener("click", () => { stopPlaying(); showVersion(1); });
-  c.back.addEventListener("click", () => { stopPlaying(); showVersion((shown?.version || head) - 1); });
-  c.forward.addEventListener("click", () => { stopPlaying(); showVersion((shown?.version || head) + 1); });
+  const step = (button, to) => button.addEventListener("click", () => {
+    if (inactive(button)) return;
+    stopPlaying();
+    showVersion(to());
+  });
+  step(c.first, () => 1);
+  step(c.back, () => (shown?.version || head) - 1);
+  step(c.forward, () => (shown?.version || head) + 1);
   c.latest.addEventListener("click", () => { stopPlaying(); showVersion(head, { follow: true }); });
   c.play.addEventListener("click", togglePlay);
   stops.push(stopPlaying);
@@ -318,7 +336,10 @@ async function start(view, tableId, query, desk, stops, gone) {
   const follower = followTable(tableId, { after: head, onEvents: arrived,
     onMode: (mode) => { c.live.textContent = LIVE_WORDS[mode] || mode; c.live.dataset.mode = mode; } });
   stops.push(follower.stop);
-  if (panel) panel.show(headState);
+  if (panel) {
+    panel.show(headState);
+    skipLink(panel.element, "Skip to the croupier's panel");
+  }
 
   // The place the address names, in the service's own words when there is no such place.
   const at = query.get("at");

@@ -4,7 +4,7 @@
 
 import { allPages } from "./http.js";
 import { followHeads } from "./live.js";
-import { amount, clear, h, link, moment, notice, tablePath } from "./render.js";
+import { amount, clear, h, keepFocus, link, moment, notice, tablePath } from "./render.js";
 
 const LIVE_WORDS = { stream: "live", polling: "live (read again every 5 s)", offline: "reconnecting…" };
 
@@ -62,19 +62,21 @@ export function mount(view, { query, desk }) {
 
   function row(table) {
     return h("tr", { dataset: { tableId: table.table_id, game: table.game } },
-      h("td", {}, link(tablePath(table.table_id), table.table_id.slice(0, 8), { title: table.table_id })),
+      h("td", {}, link(tablePath(table.table_id), table.table_id.slice(0, 8),
+        { title: table.table_id, dataset: { focus: table.table_id } })),
       h("td", {}, table.game),
       h("td", {}, (table.players || []).join(", ")),
       h("td", { class: "time" }, moment(table.opened_at)),
       h("td", { class: "num", "data-testid": "version" }, amount(table.version)),
       h("td", { class: "time" }, moment(table.updated_at)),
-      h("td", { class: "num" }, link(tablePath(table.table_id, "/rounds"), String(table.rounds ?? 0)),
+      h("td", { class: "num" }, link(tablePath(table.table_id, "/rounds"), String(table.rounds ?? 0),
+        { dataset: { focus: `${table.table_id} rounds` } }),
         table.index_error ? h("span", { class: "tag bad", title: table.index_error.message }, "index stopped") : null));
   }
 
   function draw() {
     const shown = tables.filter((t) => fits(t, filters));
-    clear(body, shown.map(row));
+    keepFocus(body, () => clear(body, shown.map(row)), () => body.querySelector("a"));
     const more = complete ? "" : " (the first 20,000 read)";
     clear(count, `${shown.length} of ${tables.length} tables shown${more}.`);
     if (!tables.length) clear(count, "No table yet: open one with ./scripts/demo or POST /tables.");

@@ -154,3 +154,39 @@ export function summary(data) {
 export function notice(text, kind = "info") {
   return h("p", { class: `notice ${kind}`, role: kind === "error" ? "alert" : "status" }, text);
 }
+
+// --- keyboard focus ----------------------------------------------------------------------------------------
+
+// Draws a part of the page again with draw() without dropping the keyboard focus that was inside it: a focused
+// element that draw() removed would leave the focus on the page's body, and a keyboard or screen reader user at
+// the top of the page. The focus goes to the new element with the same data-focus key, else to fallback() (by
+// default the part itself, focusable for that alone).
+export function keepFocus(part, draw, fallback = () => part) {
+  const had = part.contains(document.activeElement) ? document.activeElement : null;
+  const key = had?.closest("[data-focus]")?.dataset.focus;
+  draw();
+  if (!had || had.isConnected) return;
+  const same = key === undefined ? null : [...part.querySelectorAll("[data-focus]")].find((e) => e.dataset.focus === key);
+  const next = same || fallback() || part;
+  if (!next.matches("a[href], button, input, select, textarea, summary, [tabindex]")) next.tabIndex = -1;
+  next.focus({ preventScroll: true });
+}
+
+// A button that can not act now, told to screen readers (aria-disabled) while it keeps the focus: a button made
+// `disabled` while focused drops the focus to the page's body. Its click handler checks inactive().
+export function setInactive(button, inactive) {
+  if (inactive) button.setAttribute("aria-disabled", "true");
+  else button.removeAttribute("aria-disabled");
+}
+
+export function inactive(button) {
+  return button.getAttribute("aria-disabled") === "true";
+}
+
+// A skip link to `target` (an element with an id), among the page's first Tab stops, for as long as the view
+// that asks for it is shown: the router (app.js) removes a view's skip links with the view.
+export function skipLink(target, text) {
+  const skip = h("a", { class: "skip", href: `#${target.id}`, dataset: { view: "" } }, text);
+  document.getElementById("skips").append(skip);
+  return skip;
+}

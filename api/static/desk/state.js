@@ -99,6 +99,7 @@ function details(state, keys) {
 // Fills `element` (the state view: data-testid="state") with `state`, and sets its data-version last, so that
 // whoever waits for data-version=N finds state N drawn.
 export function fillState(element, state, game = {}) {
+  const opened = Boolean(element.querySelector("details.more")?.open);
   const accounts = game.accounts || [];
   const layout = (LAYOUT[state.game] || []).filter((key) => !accounts.includes(key));
   const rest = Object.keys(state).filter((key) => !COMMON.has(key) && !layout.includes(key)
@@ -114,7 +115,8 @@ export function fillState(element, state, game = {}) {
     h("div", { class: "state-body" },
       money(state, accounts),
       h("div", { class: "felt" }, hands(state), details(state, layout)),
-      rest.length ? h("details", { class: "more" }, h("summary", {}, "More"), details(state, rest)) : null));
+      rest.length ? h("details", { class: "more", open: opened }, h("summary", { dataset: { focus: "more" } }, "More"),
+        details(state, rest)) : null));
   element.dataset.version = String(state.version);
   element.setAttribute("aria-label", `The table at version ${state.version}`);
 }
