@@ -255,7 +255,7 @@ def test_a_name_is_sealed_as_escaped_json_text_encrypted_with_the_events_cipher(
     finally:
         service.close()
     with sqlite3.connect(env["SQLITE_DBNAME"]) as db:
-        (sealed,) = db.execute("SELECT sealed FROM zametano_tables_v2").fetchone()
+        (sealed,) = db.execute("SELECT sealed FROM zametano_tables_v3").fetchone()
     assert sealed.isascii() and "anna" not in sealed  # encrypted by default, like the events
     text = store_cipher(env).decrypt(base64.b64decode(sealed)).decode("ascii")
     assert '"players":["anna","\\u0431oris","vera"]' in text
