@@ -12,6 +12,7 @@ from typing import Any
 
 from domain.chain import format_timestamp
 from domain.errors import BadArgument
+from domain.inputs import validate_name
 from domain.table import TableEvent
 from service import audit, decisions, present, streams
 from service.errors import NotFoundInHistory, TableNotFound
@@ -162,7 +163,8 @@ class Queries:
     def player_rounds(self, player: str, after: int = 0, limit: int = 50) -> dict[str, Any]:
         """Every finished round the player took part in, at every table, the newest first (his name compared
         as names are: NFKC, case folded); a page starts after the position ``after``, the ``next_after`` of the
-        page before (0: from the newest)."""
+        page before (0: from the newest). A name no table could seat is refused (InvalidPlayers)."""
+        validate_name(player)
         self.index.bring_up_to_date()
         limit = page_size(limit)
         before = position(after) or MAX_NUMBER

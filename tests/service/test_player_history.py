@@ -7,6 +7,9 @@ from __future__ import annotations
 import random
 from typing import Any
 
+import pytest
+
+from domain.errors import InvalidPlayers
 from service.application import TablesService
 from tests.helpers import pick
 
@@ -111,6 +114,9 @@ def test_a_player_is_found_by_his_name_as_names_are_compared_and_no_one_else_is(
     assert service.player_rounds("ＡＮＮＡ")["rounds"] == service.player_rounds("anna")["rounds"]
     assert service.player_rounds("marta")["rounds"] == []  # the croupier stakes nothing
     assert service.player_rounds("nobody") == {"player": "nobody", "rounds": [], "next_after": None}
+    for name in (" anna", "", "house"):  # no table could seat these
+        with pytest.raises(InvalidPlayers):
+            service.player_rounds(name)
 
 
 def test_a_page_after_the_last_row_is_empty_and_pages_do_not_overlap(service):
