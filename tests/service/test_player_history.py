@@ -5,13 +5,15 @@ theoretical loss against the table's decisions summary."""
 from __future__ import annotations
 
 import random
+import sqlite3
 from typing import Any
 
 import pytest
 
 from domain.errors import InvalidPlayers
 from service.application import TablesService
-from tests.helpers import pick
+from service.config import load
+from tests.helpers import Seeds, StepClock, pick
 
 PLAYERS = ["anna", "boris", "vera"]
 # Each game's players besides PLAYERS, and its roles.
@@ -126,3 +128,24 @@ def test_a_page_after_the_last_row_is_empty_and_pages_do_not_overlap(service):
     assert paged == whole
     first = service.player_rounds("boris", limit=1)
     assert first["rounds"] == whole[:1] and first["next_after"] is not None
+
+
+def test_the_history_is_rebuilt_from_the_log_alone_when_the_read_model_is_dropped(tmp_path):
+    env = {"PERSISTENCE_MODULE": "eventsourcing.sqlite", "SQLITE_DBNAME": str(tmp_path / "s.sqlite"),
+           "ZAMETANO_DATA_DIR": str(tmp_path)}
+    first = TablesService(load(env), clock=StepClock(), new_seed=Seeds())
+    try:
+        open_tables(first)
+        before = {p: history(first, p, limit=100) for p in PLAYERS}
+    finally:
+        first.close()
+    with sqlite3.connect(env["SQLITE_DBNAME"]) as db:
+        for table in ("zametano_tables_v3", "zametano_rounds_v3", "zametano_shoes_v3", "zametano_seat_rounds_v3"):
+            db.execute(f"DROP TABLE {table}")
+        db.execute("DELETE FROM tracking WHERE application_name = 'zametano-read-model-v3'")
+    again = TablesService(load(env))
+    try:
+        assert {p: history(again, p, limit=100) for p in PLAYERS} == before
+        assert all(before.values())
+    finally:
+        again.close()
