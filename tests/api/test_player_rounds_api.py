@@ -107,3 +107,13 @@ def test_a_name_no_table_could_seat_is_a_422_and_an_unknown_player_has_no_rounds
     assert secured.get("/players/%20anna/rounds", headers=bearer(AUDITOR)).status_code == 422
     page = secured.get("/players/nobody/rounds", headers=bearer(AUDITOR))
     assert page.status_code == 200 and page.json == {"player": "nobody", "rounds": [], "next_cursor": None}
+
+
+def test_players_act_is_an_opening_field_of_croupier_or_self_and_nothing_else(secured):
+    body = {"game": "punto-banco", "players": ["marta", "anna"], "croupier": "marta", "players_act": "anyone"}
+    refused = secured.post("/tables", json=body, headers=bearer(OPERATOR))
+    assert refused.status_code == 422 and "players_act" in refused.json["errors"]
+    opened = secured.post("/tables", json={**body, "players_act": "self"}, headers=bearer(OPERATOR))
+    assert opened.status_code == 201
+    events = secured.get(f"/tables/{opened.json['table_id']}/events", headers=bearer(OPERATOR)).json["events"]
+    assert events[0]["data"]["players_act"] == "self"
