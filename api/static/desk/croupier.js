@@ -75,11 +75,9 @@ function fieldInput(name, spec) {
   return { element: h("div", { class: "field" }, label, control), read };
 }
 
-// The panel for `state` (the table's latest): onDone(result) after each command recorded. The seat view
-// (page-seat.js) uses it for a player's own commands, under its own title.
-export function croupierPanel(tableId, { onDone, games = {}, title = "Croupier", testid = "croupier" }) {
-  const titleId = `${testid}-title`;
-  const element = h("section", { class: "croupier", "data-testid": testid, "aria-labelledby": titleId });
+// The panel for `state` (the table's latest): onDone(result) after each command recorded.
+export function croupierPanel(tableId, { onDone, games = {} }) {
+  const element = h("section", { class: "croupier", "data-testid": "croupier", "aria-labelledby": "croupier-title" });
   const said = h("div", { class: "said", "data-testid": "refusal", role: "alert" });
   let pending = null; // the command last sent without a definitive answer, and its key
   let busy = false;
@@ -141,17 +139,12 @@ export function croupierPanel(tableId, { onDone, games = {}, title = "Croupier",
   function show(state) {
     const expects = state.expects || [];
     clear(element,
-      h("h2", { id: titleId, tabindex: "-1" }, title),
+      h("h2", { id: "croupier-title" }, "Croupier"),
       h("p", { class: "hint" }, `Commands act on the latest version, ${state.version}.`),
       said,
       expects.length ? expects.map((e, i) => form(e, state.version, i))
         : h("p", { class: "none" }, "The table expects no command now."));
   }
 
-  // Where the focus goes when the form it was in is drawn again: the panel's heading, not the page's body.
-  function focus() {
-    element.querySelector("h2")?.focus({ preventScroll: true });
-  }
-
-  return { element, show, focus };
+  return { element, show };
 }

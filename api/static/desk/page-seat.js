@@ -4,8 +4,9 @@
 //                              (?player=<name>) to read that player's rounds
 //   /desk/seat/tables/<id>     his table: its state as his token may see it (GET /tables/<id>, his own cards),
 //                              and his own commands from `expects`, posted with his token
-// The table is read again every 2 s (If-None-Match: an unchanged table costs a 304). After a command, or when a
-// form the focus was in is drawn again, the focus goes to the panel's heading, never to the page's body.
+// The table is read again every 2 s (If-None-Match: an unchanged table costs a 304). His commands are the
+// croupier's panel (croupier.js) under the seat's own title; after a command, or when the panel is drawn again,
+// the focus stays in it (on its heading where the control it was on is gone), never on the page's body.
 
 import { croupierPanel } from "./croupier.js";
 import { ApiError, api, sleep } from "./http.js";
@@ -144,8 +145,9 @@ async function start(view, tableId, desk, gone) {
   const game = games[first.game] || {};
   const me = folded(desk.name);
   const stateView = h("section", { class: "state", "data-testid": "state" });
-  const panel = croupierPanel(tableId, { games: game, onDone: commanded, title: "Your commands", testid: "seat" });
+  const panel = croupierPanel(tableId, { games: game, onDone: commanded });
   panel.element.id = "seat-panel";
+  panel.element.dataset.testid = "seat";
   let state = first;
   document.title = `Your seat · ${tableId.slice(0, 8)} · Zametano desk`;
 
@@ -156,17 +158,30 @@ async function start(view, tableId, desk, gone) {
       link(seatPath(), "Your rounds")),
     h("div", { class: "seat-grid" }, stateView, panel.element));
 
+  // The croupier's panel, under the seat's own title: its heading takes the focus where a redraw would drop it.
+  function heading() {
+    const title = panel.element.querySelector("h2");
+    if (title) {
+      title.textContent = "Your commands";
+      title.id = "seat-title";
+      title.tabIndex = -1;
+      panel.element.setAttribute("aria-labelledby", "seat-title");
+    }
+    return title;
+  }
+
   function draw(next) {
     const focusInPanel = panel.element.contains(document.activeElement);
     state = next;
     fillState(stateView, state, game);
     panel.show({ ...state, expects: (state.expects || []).filter((e) => folded(e.player) === me) });
-    if (focusInPanel && !panel.element.contains(document.activeElement)) panel.focus();
+    const title = heading();
+    if (focusInPanel && !panel.element.contains(document.activeElement)) title?.focus({ preventScroll: true });
   }
 
   function commanded(result) {
     draw(result.state);
-    panel.focus();
+    if (!panel.element.contains(document.activeElement)) heading()?.focus({ preventScroll: true });
   }
 
   draw(first);
