@@ -9,6 +9,7 @@ name (the token's name, or the player), never the token itself.
 from __future__ import annotations
 
 import hmac
+import re
 import unicodedata
 from dataclasses import dataclass
 from typing import Any
@@ -28,9 +29,16 @@ OPEN_PREFIXES = ("/docs/assets/", "/desk/")
 # The role of every request when the service has no tokens: anyone (on loopback) may do everything.
 OPEN_ROLE = "open"
 PLAYER_ROLE = "player"
-# What a player's token may call until views per viewer show each player his own cards and no one else's.
-PLAYER_PATHS = ("/me", "/keys")
+# What a player's token may call: who he is, the keys, his own history (api/players.py refuses another's),
+# and at a table (one his token is valid on) its state and his own commands (the domain refuses a command
+# for anyone else, domain/acting.py). The rest of a table's outputs wait for views per viewer.
 READING = ("GET", "HEAD", "OPTIONS")
+PLAYER_PATHS = ("/me", "/keys")
+PLAYER_ROUTES = (
+    (READING, re.compile(r"/players/[^/]+/rounds")),
+    (READING, re.compile(r"/tables/(?P<table>[^/]+)")),
+    (("POST",), re.compile(r"/tables/(?P<table>[^/]+)/commands")),
+)
 # RFC 9110 11.6.1 and RFC 6750 3: a 401 names the scheme that would be accepted.
 CHALLENGE = 'Bearer realm="zametano"'
 
@@ -89,11 +97,25 @@ def identify(tokens: dict[str, tuple[str, str]], token: str | None) -> Principal
     return None if tokens else OPEN
 
 
+def player_refusal(principal: Principal) -> Any:
+    """The 403 for what a player's token may not call, or None."""
+    if request.path in PLAYER_PATHS and request.method in READING:
+        return None
+    for methods, pattern in PLAYER_ROUTES:
+        match = pattern.fullmatch(request.path)
+        if match and request.method in methods:
+            table = match.groupdict().get("table")
+            if table is not None and principal.tables is not None and table not in principal.tables:
+                return error_body(403, "This player token is valid on other tables only.")
+            return None
+    return error_body(403, "A player's token may call GET /me, GET /players/<himself>/rounds, and at a table "
+                           "GET /tables/<id> and POST /tables/<id>/commands for himself.")
+
+
 def refusal(principal: Principal) -> Any:
     """The 403 for what this principal's role may not do, or None."""
-    if principal.role == PLAYER_ROLE and not (request.path in PLAYER_PATHS and request.method in READING):
-        return error_body(403, "A player's token may only call GET /me for now: what a player may see and do "
-                               "comes with views per viewer, which show each player his own cards only.")
+    if principal.role == PLAYER_ROLE:
+        return player_refusal(principal)
     if request.method not in READING and principal.role not in ("operator", OPEN_ROLE):
         return error_body(403, f"The role '{principal.role}' may only read; commands need an operator token.")
     return None

@@ -30,7 +30,8 @@ HEADERS = {"Content-Security-Policy": POLICY, "X-Content-Type-Options": "nosniff
            "Cache-Control": "no-cache"}
 # Each view of the desk has its own link; the page's router (static/desk/app.js) reads the same paths.
 VIEWS = ("/desk", "/desk/", "/desk/tables/<table_id>", "/desk/tables/<table_id>/rounds",
-         "/desk/tables/<table_id>/rounds/<int:number>", "/desk/tables/<table_id>/verify")
+         "/desk/tables/<table_id>/rounds/<int:number>", "/desk/tables/<table_id>/verify", "/desk/seat",
+         "/desk/seat/tables/<table_id>")
 
 blp = Blueprint("desk", __name__)
 

@@ -1,8 +1,10 @@
-"""Players' credentials: POST /players/{player}/tokens mints a player's token (docs/api.md "Authentication").
+"""Players: their credentials (POST /players/{player}/tokens) and their histories (GET /players/{player}/rounds).
 
-An operator mints a token for a player, who then speaks for himself from his own device. The token is a
-JWT signed with the service's players' key (service/credentials.py), valid for ``ttl_seconds`` and, when
-``tables`` is given, on those tables only."""
+An operator mints a token for a player, who then speaks for himself from his own device (docs/api.md
+"Authentication"). The token is a JWT signed with the service's players' key (service/credentials.py), valid
+for ``ttl_seconds`` and, when ``tables`` is given, on those tables only. With it the player reads his own
+history, every round he took part in at every table (docs/api.md "A player's rounds"); auditors and
+operators read anyone's."""
 
 from __future__ import annotations
 
@@ -13,13 +15,15 @@ from flask.views import MethodView
 from flask_smorest import Blueprint
 from marshmallow import Schema, ValidationError, fields, validate
 
+from api import http
+from api.auth import PLAYER_ROLE, current_principal
 from api.http import RequestRefused
 from api.openapi import answers
-from api.policy import BodyParser, Whole, clean_text
-from domain.inputs import MAX_NAME_LENGTH
+from api.policy import BodyParser, Text, Whole, clean_text
+from domain.inputs import MAX_NAME_LENGTH, folded
 from service.credentials import DEFAULT_TTL, MAX_TABLES, MAX_TTL, MIN_TTL
 
-blp = Blueprint("players", __name__, description="Players' credentials.")
+blp = Blueprint("players", __name__, description="Players' credentials and histories.")
 blp.ARGUMENTS_PARSER = BodyParser()
 
 
@@ -63,3 +67,58 @@ def name(player: str) -> str:
         return clean_text(player, MAX_NAME_LENGTH)
     except ValidationError as exc:
         raise RequestRefused(422, "player", " ".join(exc.messages)) from None
+
+
+class PlayerRoundsArgs(Schema):
+    cursor = Text(metadata={"description": "The next_cursor of the previous page."})
+    limit = Whole(strict=False, minimum=1, maximum=1000, load_default=50)
+
+
+class SeatRoundSchema(Schema):
+    table_id = fields.String()
+    game = fields.String()
+    round = fields.Integer(metadata={"description": "The round's number at its table (GET /tables/{id}/rounds/{n})."})
+    player = fields.String(metadata={"description": "His name as that table seats him."})
+    started_at = fields.String()
+    ended_at = fields.String()
+    first_version = fields.Integer()
+    last_version = fields.Integer()
+    summary = fields.String(metadata={"description": "The round's one-line summary, as the table's round list gives it."})
+    stakes = fields.Dict(keys=fields.String(), values=fields.Integer(), metadata={
+        "description": "What he staked in the round and on what: punto banco's spots (`player`, `banker`, "
+                       "`tie`); Chemin de fer's `stake` (a staker's, against the bank) or `bank` (the banker's "
+                       "cover of the stakes against him); the Card lottery's `pot` (his contributions)."})
+    staked = fields.Integer(metadata={"description": "The sum of `stakes`."})
+    result = fields.Integer(metadata={"description": "What the round's payments moved for him: won (above 0) or lost."})
+    balance = fields.Integer(metadata={"description": "His balance at that table after the round."})
+    theoretical_loss = fields.Float(allow_none=True, metadata={
+        "description": "What his stakes were expected to cost him, in units to 1/10000 (below 0: expected to "
+                       "gain), rated as GET /tables/{id}/decisions rates them; null for the Card lottery."})
+
+
+class PlayerRoundsPageSchema(Schema):
+    player = fields.String()
+    rounds = fields.List(fields.Nested(SeatRoundSchema))
+    next_cursor = fields.String(allow_none=True)
+
+
+@blp.route("/players/<player>/rounds")
+class PlayerRounds(MethodView):
+    @blp.arguments(PlayerRoundsArgs, location="query")
+    @blp.response(200, PlayerRoundsPageSchema)
+    @answers(403, 422, 503)
+    def get(self, args: dict[str, Any], player: str) -> Any:
+        """A player's history: every finished round he took part in, at every table, the newest first.
+
+        He took part when he had money at stake in the round, money moved to or from him in it, or cards
+        were dealt to him in it. The name is compared as names at a table are (NFKC, case folded). A player's
+        token reads his own history only (403 for another's); auditors and operators read anyone's. Read
+        from the read model; page with `cursor` = the previous page's `next_cursor` (null on the last page).
+        """
+        wanted = name(player)
+        principal = current_principal()
+        if principal is not None and principal.role == PLAYER_ROLE and folded(principal.name or "") != folded(wanted):
+            raise RequestRefused(403, "player", f"A player's token reads its own player's rounds only: this one "
+                                                f"is {principal.name}'s.")
+        service = current_app.extensions["zametano"]
+        return http.cursor_page(service.player_rounds(wanted, http.after(args.get("cursor")), args["limit"]))

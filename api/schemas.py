@@ -8,6 +8,7 @@ from typing import Any
 from marshmallow import INCLUDE, Schema, fields, post_dump, validate
 
 from api.policy import JSONValue, Moment, Name, Text, Whole
+from domain.acting import PLAYERS_ACT
 from domain.game import FieldSpec, Game
 from domain.games import GAMES
 
@@ -34,6 +35,11 @@ class _OpenTableArgs(Schema):
         values=JSONValue(),
         load_default=dict,
         metadata={"description": "The game's options (x-games in this document); omitted ones take their defaults."},
+    )
+    players_act = Text(
+        validate=validate.OneOf(PLAYERS_ACT),
+        metadata={"description": "Who issues the players' commands: `croupier` (the default: the house's "
+                                 "credential keys them in) or `self` (each player with his own credential only)."},
     )
 
 

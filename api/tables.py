@@ -67,7 +67,7 @@ class Tables(MethodView):
 
 
 def _roles(args: dict[str, Any]) -> dict[str, Any]:
-    return {k: args[k] for k in ROLES if k in args}
+    return {k: args[k] for k in (*ROLES, "players_act") if k in args}
 
 
 @blp.route("/tables/<table_id>")

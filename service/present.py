@@ -125,3 +125,12 @@ def decision_summary(players: list[str], decisions: list[tuple[Any, dict[str, An
             "result": result[player],
         }
     return summary
+
+
+def seat_round(row: dict[str, Any]) -> dict[str, Any]:
+    """A player's part in a round as his history shows it (service/readmodel/seats.py): the round, his stakes,
+    his result, his balance at the table after it and its theoretical loss (null where the game is not rated)."""
+    shown = {k: row[k] for k in ("table_id", "game", "round", "player", "started_at", "ended_at", "first_version",
+                                 "last_version", "summary", "stakes", "staked", "result", "balance")}
+    loss = row["loss"]
+    return shown | {"theoretical_loss": None if loss is None else _shares(Fraction(*loss)) / SHARE}

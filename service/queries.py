@@ -12,10 +12,11 @@ from typing import Any
 
 from domain.chain import format_timestamp
 from domain.errors import BadArgument
+from domain.inputs import validate_name
 from domain.table import TableEvent
 from service import audit, decisions, present, streams
 from service.errors import NotFoundInHistory, TableNotFound
-from service.limits import page_size, position
+from service.limits import MAX_NUMBER, page_size, position
 
 
 class Queries:
@@ -157,6 +158,23 @@ class Queries:
             "rounds": [{k: v for k, v in r.items() if k != "table_id"} for r in rows],
             "next_after": rows[-1]["round"] if more else None,
             "index_error": self.index_error(table_id),
+        }
+
+    def player_rounds(self, player: str, after: int = 0, limit: int = 50) -> dict[str, Any]:
+        """Every finished round the player took part in, at every table, the newest first (his name compared
+        as names are: NFKC, case folded); a page starts after the position ``after``, the ``next_after`` of the
+        page before (0: from the newest). A name no table could seat is refused (InvalidPlayers)."""
+        validate_name(player)
+        self.index.bring_up_to_date()
+        limit = page_size(limit)
+        before = position(after) or MAX_NUMBER
+        rows = self.index.view.seat_rounds(player, before, limit + 1)
+        more = len(rows) > limit
+        rows = rows[:limit]
+        return {
+            "player": player,
+            "rounds": [present.seat_round(r) for r in rows],
+            "next_after": rows[-1]["key"] if more else None,
         }
 
     def read_model_status(self) -> dict[str, Any]:

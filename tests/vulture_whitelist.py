@@ -56,3 +56,11 @@ banker_hand  # domain/punto_banco/events.py: CoupDecided
 
 # flask-smorest: a Blueprint's arguments() reads ARGUMENTS_PARSER (api/tables.py sets the policy's parser).
 _.ARGUMENTS_PARSER
+
+# marshmallow: the fields of api/players.py's schemas, read by name when a schema dumps (as api/schemas.py's,
+# which tests/unit/test_code_shape.py leaves out).
+started_at
+ended_at
+balance
+theoretical_loss
+next_cursor

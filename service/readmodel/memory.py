@@ -20,6 +20,7 @@ class POPOIndexView(IndexView, POPOTrackingRecorder):
         self._tables: dict[str, dict[str, Any]] = {}
         self._rounds: dict[str, dict[int, dict[str, Any]]] = {}
         self._shoes: dict[str, dict[int, dict[str, Any]]] = {}
+        self._seat_rounds: dict[str, dict[int, dict[str, Any]]] = {}  # by the player's tag, then key
 
     def write(self, batch: IndexBatch, tracking: Any, read_at: int) -> None:
         with self._database_lock:
@@ -27,7 +28,8 @@ class POPOIndexView(IndexView, POPOTrackingRecorder):
                 raise IntegrityError(f"{tracking.application_name}: the read model moved on since it was read")
             for table_id, rows in batch.tables.items():
                 try:  # copies made first, so that a table that cannot be copied changes nothing
-                    table, rounds, shoes = json.loads(json.dumps([rows.table, rows.rounds, list(rows.shoes.items())]))
+                    table, rounds, shoes, seats = json.loads(
+                        json.dumps([rows.table, rows.rounds, list(rows.shoes.items()), rows.seats]))
                 except (TypeError, ValueError) as exc:
                     batch.failures[table_id] = failure_of(table_id, rows, exc)
                     continue
@@ -36,6 +38,8 @@ class POPOIndexView(IndexView, POPOTrackingRecorder):
                     self._rounds.setdefault(table_id, {})[row["round"]] = row
                 for shoe, row in shoes:
                     self._shoes.setdefault(table_id, {})[shoe] = row
+                for row in seats:
+                    self._seat_rounds.setdefault(self.sealer.tag(row["player"]), {})[row["key"]] = row
             for f in batch.failures.values():
                 table = self._tables.setdefault(f.table_id, {
                     "table_id": f.table_id, "seq": f.seq, "game": f.game, "opened_at": f.opened_at, "version": 0,
@@ -67,3 +71,8 @@ class POPOIndexView(IndexView, POPOTrackingRecorder):
         with self._database_lock:
             shoes = self._shoes.get(table_id, {})
             return [dict(shoes[n]) for n in sorted(shoes) if numbers is None or n in numbers]
+
+    def seat_rounds(self, player: str, before: int, limit: int) -> list[dict[str, Any]]:
+        with self._database_lock:
+            rows = self._seat_rounds.get(self.sealer.tag(player), {})
+            return [dict(rows[k]) for k in sorted(rows, reverse=True) if k < before][:limit]

@@ -20,6 +20,7 @@ from domain.rounds import RoundTracker
 from domain.table import TableEvent
 from service import present
 from service.readmodel.rows import IndexBatch, IndexFailure, TableRows, describe
+from service.readmodel.seats import Seats
 from service.readmodel.view import IndexView
 
 # A notification to index: its id (the table's ``seq`` when it opens it), its event (or Unreadable), and the
@@ -121,6 +122,7 @@ class TableProjection:
         self.view = view
         self.rows: TableRows | None = None
         self.tracker: RoundTracker | None = None
+        self.seats: Seats | None = None
 
     def process_event(self, seq: int, event: Any, data: dict[str, Any] | None) -> None:
         if isinstance(event, Unreadable):
@@ -132,8 +134,12 @@ class TableProjection:
             self.rows = TableRows(first_version=data["version"], table=self.row)
         if self.tracker is None:
             self.tracker = RoundTracker(self.marks[self.row["game"]], self.row["tracker"])
+            self.seats = Seats(self.row["game"], self.row["players"], self.row.get("seats"))
         for finished in self.tracker.feed(data):
             self._finished(finished)
+        assert self.seats is not None
+        opened = self.tracker.state["open"]
+        self.seats.note(seq, data, None if opened is None else opened["round"])
         self.row["version"], self.row["updated_at"] = data["version"], data["timestamp"]
         self._shoe(data)
 
@@ -146,8 +152,9 @@ class TableProjection:
         return self.rows
 
     def _finished(self, finished: dict[str, Any]) -> None:
-        assert self.rows is not None and self.row is not None
+        assert self.rows is not None and self.row is not None and self.seats is not None
         self.rows.rounds.append({"table_id": self.table_id, **finished})
+        self.rows.seats += [{"table_id": self.table_id, **part} for part in self.seats.finish(finished)]
         self.row["rounds"] = finished["round"]
 
     def _opening(self, seq: int, data: dict[str, Any]) -> dict[str, Any]:
@@ -159,7 +166,7 @@ class TableProjection:
         return {
             "table_id": self.table_id, "seq": seq, "game": game, "players": data["data"]["players"],
             "opened_at": data["timestamp"], "version": 0, "updated_at": data["timestamp"], "rounds": 0,
-            "tracker": None, "index_error": None,
+            "tracker": None, "seats": Seats.opened(data["data"]["rules"], data["data"]["players"]), "index_error": None,
         }
 
     def _shoe(self, e: dict[str, Any]) -> None:

@@ -9,20 +9,27 @@ read model never shows what the encrypted events hide.
 from __future__ import annotations
 
 import base64
+import hashlib
+import hmac
 import json
 from dataclasses import dataclass, field
 from typing import Any
 
 from eventsourcing.persistence import MapperDeserialisationError
 
+from domain.inputs import folded
+
 # The read model's tables and its tracking position carry a version: a read model of another layout is
 # left alone and this one is built afresh from the log (it is derived, so nothing is lost).
-TABLES, ROUNDS, SHOES = "zametano_tables_v2", "zametano_rounds_v2", "zametano_shoes_v2"
-POSITION = "zametano-read-model-v2"
+TABLES, ROUNDS, SHOES = "zametano_tables_v3", "zametano_rounds_v3", "zametano_shoes_v3"
+SEAT_ROUNDS = "zametano_seat_rounds_v3"
+POSITION = "zametano-read-model-v3"
 TABLE_COLUMNS = ("table_id", "seq", "game", "opened_at", "version", "updated_at", "rounds", "sealed")
 ROUND_COLUMNS = ("table_id", "round", "first_version", "last_version", "started_at", "ended_at", "sealed")
 SHOE_COLUMNS = ("table_id", "shoe", "shuffled_version", "revealed_version", "sealed")
-SEALED_TABLE = ("players", "tracker")
+# A player's part in a round (service/readmodel/seats.py), found by his name's tag and ordered by its key.
+SEAT_ROUND_COLUMNS = ("player", "key", "table_id", "round", "sealed")
+SEALED_TABLE = ("players", "tracker", "seats")
 SEALED_SHOE = ("deck", "decks", "algorithm", "commitment", "cut", "seed")
 MESSAGE_LENGTH = 300
 
@@ -46,6 +53,13 @@ class Sealer:
             text = self.cipher.decrypt(base64.b64decode(text)).decode("ascii")
         return json.loads(text)
 
+    def tag(self, name: str) -> str:
+        """What a player's rows are found by: a digest of his name as names are compared (NFKC, case folded),
+        keyed with the cipher's key when there is one, so that the column names no one in clear (nor to
+        anyone who tries the names he can guess) and no character of a name reaches it."""
+        key = getattr(self.cipher, "key", None) or b"zametano player"
+        return hmac.new(key, folded(name).encode("utf-8", "surrogatepass"), hashlib.sha256).hexdigest()
+
 
 @dataclass
 class TableRows:
@@ -55,6 +69,7 @@ class TableRows:
     table: dict[str, Any]
     rounds: list[dict[str, Any]] = field(default_factory=list)
     shoes: dict[int, dict[str, Any]] = field(default_factory=dict)
+    seats: list[dict[str, Any]] = field(default_factory=list)  # its players' parts in those rounds
 
 
 @dataclass

@@ -17,6 +17,8 @@ from service.readmodel.rows import (
     ROUNDS,
     SEALED_SHOE,
     SEALED_TABLE,
+    SEAT_ROUND_COLUMNS,
+    SEAT_ROUNDS,
     SHOE_COLUMNS,
     SHOES,
     TABLE_COLUMNS,
@@ -58,6 +60,8 @@ class SQLIndexView(IndexView):
             f"CREATE TABLE IF NOT EXISTS {s} (table_id TEXT NOT NULL, shoe BIGINT NOT NULL, "
             "shuffled_version BIGINT NOT NULL, revealed_version BIGINT, sealed TEXT NOT NULL, "
             "PRIMARY KEY (table_id, shoe))",
+            f"CREATE TABLE IF NOT EXISTS {self._table(SEAT_ROUNDS)} (player TEXT NOT NULL, key BIGINT NOT NULL, "
+            "table_id TEXT NOT NULL, round BIGINT NOT NULL, sealed TEXT NOT NULL, PRIMARY KEY (player, key))",
         ]
 
     # --- writing ---------------------------------------------------------------------------------
@@ -94,6 +98,11 @@ class SQLIndexView(IndexView):
             for x in tables
             for row in x.shoes.values()
         ]
+        seat_rows = [
+            (self.sealer.tag(row["player"]), row["key"], row["table_id"], row["round"], seal(row))
+            for x in tables
+            for row in x.seats
+        ]
         statements = [
             (
                 f"INSERT INTO {t} ({', '.join(TABLE_COLUMNS)}) VALUES ({self._marks(len(TABLE_COLUMNS))}) "
@@ -107,6 +116,11 @@ class SQLIndexView(IndexView):
                 "ON CONFLICT (table_id, shoe) DO UPDATE SET revealed_version = excluded.revealed_version, "
                 "sealed = excluded.sealed",
                 shoe_rows,
+            ),
+            (
+                f"INSERT INTO {self._table(SEAT_ROUNDS)} ({', '.join(SEAT_ROUND_COLUMNS)}) "
+                f"VALUES ({self._marks(len(SEAT_ROUND_COLUMNS))})",
+                seat_rows,
             ),
         ]
         for sql, rows in statements:
@@ -218,3 +232,18 @@ class SQLIndexView(IndexView):
                 (table_id, *numbers),
             )
         return self._open(table_id, rows, SEALED_SHOE)
+
+    def seat_rounds(self, player: str, before: int, limit: int) -> list[dict[str, Any]]:
+        p = self.placeholder
+        rows = self._select(
+            f"SELECT table_id, sealed FROM {self._table(SEAT_ROUNDS)} WHERE player = {p} AND key < {p} "
+            f"ORDER BY key DESC LIMIT {p}",
+            (self.sealer.tag(player), before, limit),
+        )
+        out = []
+        for row in rows:
+            try:
+                out.append(self.sealer.open(row["sealed"]))
+            except Exception as exc:  # noqa: BLE001
+                raise IndexUnreadable(row["table_id"], describe(exc)) from None
+        return out

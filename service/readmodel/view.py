@@ -36,3 +36,8 @@ class IndexView(TrackingRecorder, ABC):
     @abstractmethod
     def get_shoes(self, table_id: str, numbers: list[int] | None = None) -> list[dict[str, Any]]:
         """The table's shoes, or only those numbered."""
+
+    @abstractmethod
+    def seat_rounds(self, player: str, before: int, limit: int) -> list[dict[str, Any]]:
+        """The player's parts in rounds (service/readmodel/seats.py) whose key is below ``before``, the newest
+        first; ``player`` is found as names are compared (NFKC, case folded)."""

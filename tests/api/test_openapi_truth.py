@@ -342,6 +342,7 @@ PLAIN: dict[tuple[str, str], Callable[[Worlds], tuple[str, dict[str, Any]]]] = {
     ("GET", "/keys"): lambda w: ("/keys", {}),
     ("GET", "/me"): lambda w: ("/me", {}),
     ("POST", "/players/{player}/tokens"): lambda w: ("/players/anna/tokens", {"json": {"ttl_seconds": 600}}),
+    ("GET", "/players/{player}/rounds"): lambda w: ("/players/anna/rounds", {}),
 }
 
 
@@ -371,6 +372,7 @@ MINT, MINT_ANNA = "/players/{player}/tokens", "/players/anna/tokens"
 CREATED = (("POST", "/tables"), ("POST", MINT))
 EVENTS, ROUNDS_, ROUND = "/tables/{table_id}/events", "/tables/{table_id}/rounds", "/tables/{table_id}/rounds/{number}"
 DECISIONS = "/tables/{table_id}/decisions"
+PLAYER_ROUNDS = "/players/{player}/rounds"
 
 
 def commands(why: str, status: int, send: Send) -> Case:
@@ -476,6 +478,10 @@ CASES = [
     Case("POST", MINT, 415, "text/plain", main("POST", lambda w: MINT_ANNA, data="{}", content_type="text/plain")),
     Case("POST", MINT, 422, "a lifetime of a second", main("POST", lambda w: MINT_ANNA, json={"ttl_seconds": 1})),
     Case("POST", MINT, 422, "a reserved name", main("POST", lambda w: "/players/house/tokens", json={})),
+    Case("GET", PLAYER_ROUNDS, 403, "another player's token", lambda w: w.main.call("GET", "/players/anna/rounds",
+         token=w.main.call("POST", "/players/boris/tokens", json={}).json["token"])),
+    Case("GET", PLAYER_ROUNDS, 422, "a cursor no page gave", main("GET", lambda w: "/players/anna/rounds?cursor=x")),
+    Case("GET", PLAYER_ROUNDS, 422, "a reserved name", main("GET", lambda w: "/players/house/rounds")),
 ]
 
 # The paths whose answers never touch the event store.

@@ -76,14 +76,25 @@ def test_a_name_no_table_could_seat_is_a_422(secured):
 
 
 @pytest.mark.parametrize("method, path", [
-    ("GET", "/tables"), ("POST", "/tables"), ("GET", f"/tables/{TABLE}"), ("GET", f"/tables/{TABLE}/events"),
-    ("GET", "/events"), ("POST", "/players/anna/tokens"),
+    ("GET", "/tables"), ("POST", "/tables"), ("GET", f"/tables/{TABLE}/events"), ("GET", f"/tables/{TABLE}/state"),
+    ("GET", "/events"), ("POST", "/players/anna/tokens"), ("GET", f"/tables/{TABLE}/rounds"),
 ])
-def test_a_players_token_may_call_nothing_but_me_and_keys_until_views_per_viewer(secured, method, path):
+def test_a_players_token_may_call_only_me_keys_his_rounds_and_a_tables_state_and_commands(secured, method, path):
     token = mint(secured).json["token"]
     refused = secured.open(path, method=method, json={} if method == "POST" else None, headers=bearer(token))
-    assert refused.status_code == 403 and "views per viewer" in refused.json["message"]
+    assert refused.status_code == 403 and "POST /tables/<id>/commands for himself" in refused.json["message"]
     assert secured.get("/keys", headers=bearer(token)).status_code == 200
+    assert secured.get("/players/anna/rounds", headers=bearer(token)).status_code == 200
+    assert secured.get(f"/tables/{TABLE}", headers=bearer(token)).status_code == 404  # let through: no such table
+
+
+def test_a_players_token_limited_to_tables_is_refused_at_any_other(secured):
+    token = mint(secured, tables=[TABLE]).json["token"]
+    other = "00000000-0000-4000-8000-000000000000"
+    refused = secured.get(f"/tables/{other}", headers=bearer(token))
+    assert refused.status_code == 403 and "other tables" in refused.json["message"]
+    assert secured.post(f"/tables/{other}/commands", json={}, headers=bearer(token)).status_code == 403
+    assert secured.get(f"/tables/{TABLE}", headers=bearer(token)).status_code == 404
 
 
 def test_an_expired_tampered_or_foreign_token_is_a_401_with_one_line(secured, tmp_path):

@@ -41,12 +41,12 @@ def raw_rows(env: dict[str, str]) -> list[bytes]:
         with closing(sqlite3.connect(env["SQLITE_DBNAME"])) as db:
             tables = ("stored_events", "stored_snapshots")
             rows = [bytes(r[0]) for t in tables for r in db.execute(f"SELECT state FROM {t}")]  # noqa: S608
-            return rows + [r[0].encode() for r in db.execute("SELECT sealed FROM zametano_tables_v2")]
+            return rows + [r[0].encode() for r in db.execute("SELECT sealed FROM zametano_tables_v3")]
     schema = env["POSTGRES_SCHEMA"]
     with psycopg.connect(**postgres_location(env)) as db:
         tables = (f"{schema}.zametano_events", f"{schema}.zametano_snapshots")
         rows = [bytes(r[0]) for t in tables for r in db.execute(f"SELECT state FROM {t}")]  # noqa: S608
-        return rows + [r[0].encode() for r in db.execute(f"SELECT sealed FROM {schema}.zametano_tables_v2")]
+        return rows + [r[0].encode() for r in db.execute(f"SELECT sealed FROM {schema}.zametano_tables_v3")]
 
 
 def play(env: dict[str, str], commands: int = 12) -> tuple[str, dict]:

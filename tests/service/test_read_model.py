@@ -232,6 +232,8 @@ def test_with_a_cipher_the_read_model_holds_no_name_or_summary_in_clear(module, 
         rounds = service.list_rounds(table_id)["rounds"]
         assert listing[0]["players"] == NAMES and any(name in r["summary"] for r in rounds for name in NAMES)
         assert service.verify(table_id)["shoes"]
+        histories = {name: service.player_rounds(name)["rounds"] for name in NAMES}
+        assert any(histories.values())
     finally:
         service.close()
     raw = raw_text_of_sqlite(env["SQLITE_DBNAME"]) if module == "sqlite" else raw_text_of_postgres(env["POSTGRES_SCHEMA"])
@@ -241,6 +243,7 @@ def test_with_a_cipher_the_read_model_holds_no_name_or_summary_in_clear(module, 
     reopened = TablesService(load(env))
     try:
         assert reopened.list_tables()["tables"] == listing and reopened.list_rounds(table_id)["rounds"] == rounds
+        assert {name: reopened.player_rounds(name)["rounds"] for name in NAMES} == histories
     finally:
         reopened.close()
 
@@ -255,7 +258,7 @@ def test_a_name_is_sealed_as_escaped_json_text_encrypted_with_the_events_cipher(
     finally:
         service.close()
     with sqlite3.connect(env["SQLITE_DBNAME"]) as db:
-        (sealed,) = db.execute("SELECT sealed FROM zametano_tables_v2").fetchone()
+        (sealed,) = db.execute("SELECT sealed FROM zametano_tables_v3").fetchone()
     assert sealed.isascii() and "anna" not in sealed  # encrypted by default, like the events
     text = store_cipher(env).decrypt(base64.b64decode(sealed)).decode("ascii")
     assert '"players":["anna","\\u0431oris","vera"]' in text

@@ -6,6 +6,8 @@ in tests/unit/test_script_conventions.py."""
 from __future__ import annotations
 
 import random
+
+import requests
 from pathlib import Path
 from typing import Any
 
@@ -117,3 +119,28 @@ def test_the_url_can_come_from_zametano_url_without_http(
         code, out, err = run(capsys, *SHORT_GAME)
 
     assert code == 0, out + err
+
+
+@pytest.mark.parametrize("game, players", [("punto-banco", "marta,anna,boris"), ("chemin-de-fer", "anna,boris,vera"),
+                                           ("card-lottery", "olga,ivan,anna,boris")])
+def test_with_seats_self_each_players_commands_are_posted_with_his_own_minted_token(
+    store: Path, capsys: pytest.CaptureFixture[str], game: str, players: str
+) -> None:
+    with serving(store, tokens="operator@cage:op-secret") as base:
+        code, out, err = run(capsys, "--url", base, "--token", "op-secret", "--game", game, "--players", players,
+                             "--rounds", "2", "--seed", "4", "--seats", "self")
+        assert code == 0, out + err
+        table_id = next(line.split()[-1] for line in out.splitlines() if line.split()[:1] == ["table"])
+        events = requests.get(f"{base}/tables/{table_id}/events", params={"limit": 1000},
+                              headers={"Authorization": "Bearer op-secret"}, timeout=10).json()["events"]
+    assert any(line.split() == ["players", "act", "self"] for line in out.splitlines())
+    assert events[0]["data"]["players_act"] == "self"
+    seated = players.split(",")
+    house = {"marta"} if game == "punto-banco" else set()  # punto banco's croupier holds the house's seat
+    first = {}  # each command's first event: its actor is the player the command was issued for
+    for e in events:
+        first.setdefault(e["command"], e)
+    issued = {(e["actor"], e["data"].get("by")) for e in first.values() if e["actor"] in seated}
+    for actor, by in issued:
+        assert by == ("cage" if actor in house else actor), (actor, by)
+    assert {actor for actor, _ in issued} - house, "no player's own command recorded"

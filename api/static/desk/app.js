@@ -5,11 +5,14 @@
 //   /desk/tables/<id>/rounds        its finished rounds
 //   /desk/tables/<id>/rounds/<n>    a round's audit
 //   /desk/tables/<id>/verify        the service's verification and the browser's own
+//   /desk/seat                      a player's rounds at every table (a player's own, signed in with his token)
+//   /desk/seat/tables/<id>          a player's seat: his table as he may see it, and his own commands
 
 import { api, root, setToken, token } from "./http.js";
 import { clear, h, link } from "./render.js";
 import * as roundPage from "./page-round.js";
 import * as roundsPage from "./page-rounds.js";
+import * as seatPage from "./page-seat.js";
 import * as tablePage from "./page-table.js";
 import * as tablesPage from "./page-tables.js";
 import * as verifyPage from "./page-verify.js";
@@ -20,6 +23,8 @@ const ROUTES = [
   [/^\/tables\/([^/]+)\/rounds\/?$/, roundsPage.mount],
   [/^\/tables\/([^/]+)\/rounds\/(\d+)\/?$/, roundPage.mount],
   [/^\/tables\/([^/]+)\/verify\/?$/, verifyPage.mount],
+  [/^\/seat\/?$/, seatPage.mount],
+  [/^\/seat\/tables\/([^/]+)\/?$/, seatPage.mountTable],
 ];
 const ROLE_WORDS = {
   operator: "operator: may issue commands",
@@ -33,6 +38,8 @@ let current = null;
 // What every view may use: the caller's role and the games (x-games of /openapi.json).
 const desk = {
   role: null,
+  name: null, // a player's name (GET /me), and the tables his token is valid on (null: every table)
+  tables: null,
   games() {
     games ??= api("/openapi.json").then((doc) => doc["x-games"] || {}).catch(() => ({}));
     return games;
@@ -48,7 +55,8 @@ function route() {
   document.querySelectorAll("#skips [data-view]").forEach((skip) => skip.remove());
   const view = document.getElementById("view");
   const prefix = `${root()}/desk`;
-  const path = location.pathname.startsWith(prefix) ? location.pathname.slice(prefix.length) : location.pathname;
+  let path = location.pathname.startsWith(prefix) ? location.pathname.slice(prefix.length) : location.pathname;
+  if (desk.role === "player" && /^\/?$/.test(path)) path = "/seat"; // a player's token lists no tables: his seat
   for (const [pattern, mount] of ROUTES) {
     const match = pattern.exec(path);
     if (!match) continue;
@@ -68,10 +76,15 @@ function route() {
 async function whoAmI() {
   const out = document.getElementById("role");
   try {
-    desk.role = (await api("/me")).role;
-    out.textContent = ROLE_WORDS[desk.role] || desk.role;
+    const me = await api("/me");
+    desk.role = me.role;
+    desk.name = me.role === "player" ? me.player ?? me.name : null;
+    desk.tables = me.role === "player" ? me.tables ?? null : null;
+    out.textContent = desk.role === "player" ? `player ${desk.name}: plays his own seat` : ROLE_WORDS[desk.role] || desk.role;
   } catch (error) {
     desk.role = null;
+    desk.name = null;
+    desk.tables = null;
     out.textContent = error.status === 401 ? (token() ? "this token is not known" : "no token: enter one") : error.message;
   }
   out.dataset.role = desk.role || "";

@@ -1,0 +1,133 @@
+"""Each player's part in each finished round, for his history across tables (GET /players/{player}/rounds).
+
+Kept beside the round tracker by the table's projection (service/readmodel/projection.py), from the same events
+as the events API shows them, with a state that is plain JSON (kept in the table's row between batches). A
+player takes part in a round when he has money at stake in it, money moves to or from him in it, or cards are
+dealt to him in it. His part: what he staked and on what, what the round's payments moved for him (his
+result), his balance at the table after it, and what his stakes were expected to cost him (the theoretical
+loss, as GET /tables/{id}/decisions rates them: punto banco's stakes at their spot's house edge, Chemin de
+fer's at the value of the game's solution for the table's rules; none for the Card lottery, which has no
+edge to rate by). Nothing here shows a card.
+"""
+
+from __future__ import annotations
+
+import json
+from fractions import Fraction
+from functools import lru_cache
+from typing import Any
+
+from domain.chemin_de_fer import solution
+from domain.punto_banco import edges
+
+Event = dict[str, Any]
+# A row's place in a player's history: the notification that ends the round, times this, plus the seat's
+# index at the table (two seats of a table that fold to one name stay two rows). Tables seat far fewer.
+SEATS = 256
+RATED = ("chemin-de-fer", "punto-banco")
+
+
+@lru_cache(maxsize=32)
+def _spot_edges(rules_text: str) -> dict[str, Fraction]:
+    return edges.spot_edges(json.loads(rules_text))
+
+
+class Seats:
+    """One table's players' parts in its open round, their balances, and what the game needs carried over
+    from round to round (Chemin de fer's banker and the stakes of a coup dealt again)."""
+
+    def __init__(self, game: str, players: list[str], state: dict[str, Any]) -> None:
+        self.game, self.players, self.state = game, players, state
+        self.rules: dict[str, Any] = state["rules"]
+
+    @staticmethod
+    def opened(rules: dict[str, Any], players: list[str]) -> dict[str, Any]:
+        """The state of a table just opened with these rules and players."""
+        return {"rules": rules, "seq": 0, "balances": {p: 0 for p in players}, "banker": "", "stakes": {},
+                "round": None, "parts": {}}
+
+    def note(self, seq: int, e: Event, open_round: int | None) -> None:
+        """Reads the next event; ``open_round``: the number of the round it belongs to (None: between rounds)."""
+        st = self.state
+        if open_round is not None and st["round"] != open_round:
+            st["round"], st["parts"] = open_round, {}
+        in_round = open_round is not None
+        kind, data = e["type"], e["data"]
+        if kind == "PaymentMade":
+            self._paid(data, in_round)
+        elif in_round and kind == "CardDealt" and data["to"] in st["balances"]:
+            self._part(data["to"])
+        elif in_round and kind == "Stage2Began":
+            for holder in data["hands"]:
+                self._part(holder)
+        if self.game == "chemin-de-fer":
+            self._chemin_de_fer(kind, data, in_round)
+        elif self.game == "punto-banco" and kind == "StakesClosed" and in_round:
+            rated = _spot_edges(json.dumps(self.rules, sort_keys=True))
+            for player, spots in data["stakes"].items():
+                for spot, amount in spots.items():
+                    self._stake(player, spot, amount, amount * rated[spot])
+        st["seq"] = seq
+
+    def finish(self, finished: dict[str, Any]) -> list[dict[str, Any]]:
+        """The players' rows of a round just finished (``finished``: the tracker's row of it), each with its
+        ``key`` in the players' histories."""
+        st = self.state
+        parts = st["parts"] if st["round"] == finished["round"] else {}
+        st["round"], st["parts"] = None, {}
+        rows = []
+        for name, part in parts.items():
+            loss = Fraction(*part["loss"]) if self.game in RATED else None
+            rows.append({
+                "player": name, "key": st["seq"] * SEATS + self.players.index(name), "game": self.game,
+                **{k: finished[k] for k in ("round", "first_version", "last_version", "started_at", "ended_at",
+                                            "summary")},
+                "stakes": part["stakes"], "staked": sum(part["stakes"].values()), "result": part["result"],
+                "balance": st["balances"][name], "loss": None if loss is None else [loss.numerator, loss.denominator],
+            })
+        return rows
+
+    def _part(self, name: str) -> dict[str, Any]:
+        parts = self.state["parts"]
+        if name not in parts:
+            parts[name] = {"stakes": {}, "result": 0, "loss": [0, 1]}
+        return parts[name]
+
+    def _paid(self, data: dict[str, Any], in_round: bool) -> None:
+        balances = self.state["balances"]
+        for who, sign in ((data["payer"], -1), (data["payee"], 1)):
+            if who not in balances:
+                continue  # the house, the pot, the bank, the kitty
+            balances[who] += sign * data["amount"]
+            if in_round:
+                self._part(who)["result"] += sign * data["amount"]
+        if in_round and self.game == "card-lottery" and data["payee"] == "pot" and data["payer"] in balances:
+            self._stake(data["payer"], "pot", data["amount"], Fraction(0))
+
+    def _stake(self, name: str, on: str, amount: int, loss: Fraction) -> None:
+        if name not in self.state["balances"]:
+            return
+        part = self._part(name)
+        part["stakes"][on] = part["stakes"].get(on, 0) + amount
+        total = Fraction(*part["loss"]) + loss
+        part["loss"] = [total.numerator, total.denominator]
+
+    def _chemin_de_fer(self, kind: str, data: dict[str, Any], in_round: bool) -> None:
+        """Each deal played to its showdown (a coup dealt again after a tie is a round and a deal of its own):
+        each staker's stake against the bank, and the banker's cover of them all, as the decisions' ledger
+        rates them (service/decisions.py)."""
+        st = self.state
+        if kind == "SeatsDrawn":
+            st["banker"] = data["banker"]
+        elif kind == "BankPassed":
+            st["banker"] = data["to_banker"]
+        elif kind == "StakesClosed":
+            st["stakes"] = dict(data["stakes"])
+        elif kind == "CoupSettled":
+            st["stakes"] = {}
+        elif kind == "HandsShown" and in_round:
+            value = solution.solve(self.rules["decks"], self.rules["draw_rule"]).value
+            for staker, amount in st["stakes"].items():
+                self._stake(staker, "stake", amount, amount * value)
+            covered = sum(st["stakes"].values())
+            self._stake(st["banker"], "bank", covered, -covered * value)
