@@ -8,6 +8,7 @@ from typing import Any
 from marshmallow import INCLUDE, Schema, fields, post_dump, validate
 
 from api.policy import JSONValue, Moment, Name, Text, Whole
+from domain.acting import PLAYERS_ACT
 from domain.game import FieldSpec, Game
 from domain.games import GAMES
 
@@ -34,6 +35,12 @@ class _OpenTableArgs(Schema):
         values=JSONValue(),
         load_default=dict,
         metadata={"description": "The game's options (x-games in this document); omitted ones take their defaults."},
+    )
+    players_act = Text(
+        validate=validate.OneOf(PLAYERS_ACT),
+        metadata={"description": "Who issues the players' commands: `croupier` (the default: an operator's token "
+                                 "keys them in for the players) or `self` (each player with his own token only; "
+                                 "an operator's token is refused with 403). The house's seats stay the operator's."},
     )
 
 
