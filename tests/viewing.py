@@ -67,8 +67,10 @@ class Oracle:
         return True
 
     def held_by(self, holder: str, name: str, before: int) -> int:
-        """The version that dealt ``name`` face down to ``holder`` last before ``before``."""
-        return max(v for v, c in self.cards.items() if c["to"] == holder and c["card"] == name and v < before)
+        """The version that dealt ``name`` from the dealer's deck (a holder's pile or hand) face down to ``holder``
+        last before ``before``: the banker holds the lottery cards too, from the other deck."""
+        return max(v for v, c in self.cards.items()
+                   if c["to"] == holder and c["card"] == name and c["deck"] == "dealer" and v < before)
 
 
 def check_events(oracle: Oracle, shown: list[dict[str, Any]], full: dict[int, dict[str, Any]], viewer: str, at: int,
