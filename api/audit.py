@@ -85,4 +85,5 @@ class Decisions(MethodView):
         whom, what he staked, its theoretical loss and his result. Only Chemin de fer has free decisions:
         for punto banco and the card lottery the list is empty.
         """
-        return http.cursor_page(service().decisions(table_id, http.after(args.get("cursor")), args["limit"]))
+        return http.cursor_page(service().decisions(table_id, http.after(args.get("cursor")), args["limit"],
+                                                    auth.viewer()))

@@ -30,11 +30,6 @@ def events(es: Iterable[TableEvent], seen: Sight | None = None) -> list[dict[str
     return [event(e, seen) for e in es]
 
 
-def shown(es: Iterable[dict[str, Any]], seen: Sight) -> list[dict[str, Any]]:
-    """Events already made by ``events`` (for everything), as ``seen`` may see them."""
-    return [seen.shown_event(e) for e in es]
-
-
 def sight(viewer: Viewer, table: Table | None) -> Sight:
     """``viewer`` reading at the head of ``table`` (None: the table cannot be rebuilt, so each event is shown
     as it was at its own moment, which hides at least as much)."""

@@ -191,6 +191,7 @@ class Queries:
         """The whole table verified; its details as ``viewer`` sees them."""
         return audit.verify(self, table_id, viewer)
 
-    def decisions(self, table_id: str, after: int = 0, limit: int = 100) -> dict[str, Any]:
-        """A page of the table's free decisions weighed, and every player's summary (service/decisions.py)."""
-        return decisions.table_decisions(self, table_id, after, limit)
+    def decisions(self, table_id: str, after: int = 0, limit: int = 100, viewer: Viewer = EVERYTHING) -> dict[str, Any]:
+        """A page of the table's free decisions weighed, and every player's summary (service/decisions.py), up
+        to the live coup for a ``viewer`` who does not see its cards."""
+        return decisions.table_decisions(self, table_id, after, limit, viewer)
