@@ -13,7 +13,7 @@ from typing import Any
 from eventsourcing.persistence import IntegrityError
 
 from domain.chain import format_timestamp
-from domain.errors import BadArgument, DomainError
+from domain.errors import BadArgument, DomainError, NotAllowedNow
 from domain.games import GAMES
 from domain.sight import EVERYTHING, Viewer
 from domain.table import Table
@@ -81,6 +81,9 @@ class Commands:
                     return earlier
                 if isinstance(refused, VersionMismatch):
                     metrics.conflict("version_mismatch")
+                if isinstance(refused, NotAllowedNow):  # what it says is expected, as the issuer may see it
+                    refused.expects = refused.details["expects"] = table.expects_seen(table.sight(viewer),
+                                                                                       refused.expects)
                 raise
             appended = list(table.pending_events)
             try:

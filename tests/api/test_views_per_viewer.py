@@ -163,3 +163,17 @@ def test_card_lottery_hands_piles_and_expects_bounds_are_each_holders_own(world)
     audit = read(f"/tables/{table_id}/rounds/1", tokens["vera"])
     check_events(oracle, audit["events"], by_version, "vera", head)
     assert audit["checks"]["chain"] is True
+
+
+def test_a_refused_command_lists_what_is_expected_as_its_issuer_may_see_it(world):
+    client, read, post, tokens = world
+    table_id = open_table(client, "card-lottery", banker="anna", dealer="boris",
+                          rules={"banker_plays": True, "dealer_plays": True})
+    drive(post, table_id, tokens, "sv", read, lambda events: any(e["type"] == "Stage2Began" for e in events),
+          lambda response, player: None)
+    expected = read(f"/tables/{table_id}", "sv")["expects"][0]
+    other = next(p for p in PLAYERS if p != expected["player"])
+    refused = client.post(f"/tables/{table_id}/commands", json={"command": "take", "player": other},
+                          headers=bearer(tokens[other]))
+    assert refused.status_code == 422
+    assert refused.json["expects"] == []  # the holder to play is another: nothing of his hand
