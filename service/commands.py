@@ -79,12 +79,7 @@ class Commands:
                 earlier = idempotency.repeated(self, table_id, command, idempotency_key, body_sha, viewer)
                 if earlier is not None:
                     return earlier
-                if isinstance(refused, VersionMismatch):
-                    metrics.conflict("version_mismatch")
-                if isinstance(refused, NotAllowedNow):  # what it says is expected, as the issuer may see it
-                    refused.expects = refused.details["expects"] = table.expects_seen(table.sight(viewer),
-                                                                                       refused.expects)
-                raise
+                raise _refusal(refused, table, viewer) from None
             appended = list(table.pending_events)
             try:
                 self._commit(table, *idempotency.records(table_id, idempotency_key, body_sha, first, table.version))
@@ -133,6 +128,16 @@ class Commands:
     def receipt(self, table: Table) -> dict[str, Any]:
         # The head event's own timestamp, not the signing time: re-signing a head gives the same receipt.
         return self.signer.sign_receipt(str(table.id), table.version, table.head, format_timestamp(table.modified_on))
+
+
+def _refusal(refused: DomainError | VersionMismatch, table: Table, viewer: Viewer) -> Exception:
+    """A refusal as its issuer gets it: a version mismatch counted; a command not expected now with what is
+    expected as the issuer may see it (domain/sight.py)."""
+    if isinstance(refused, VersionMismatch):
+        metrics.conflict("version_mismatch")
+    if isinstance(refused, NotAllowedNow):
+        refused.expects = refused.details["expects"] = table.expects_seen(table.sight(viewer), refused.expects)
+    return refused
 
 
 def _retried(table_id: str, command: str, attempt: int) -> None:
