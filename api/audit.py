@@ -8,7 +8,7 @@ from flask import current_app
 from flask.views import MethodView
 from flask_smorest import Blueprint
 
-from api import http
+from api import auth, http
 from api.openapi import answers
 from api.schemas import (
     DecisionsPageSchema,
@@ -54,7 +54,7 @@ class RoundAudit(MethodView):
         from the state before it, records exactly what was recorded. `money`: payments are valid and the
         balances move by exactly them. A failing check is listed in `problems` with the offending event.
         """
-        return service().round_audit(table_id, number)
+        return service().round_audit(table_id, number, auth.viewer())
 
 
 @blp.route("/tables/<table_id>/verify")
@@ -69,7 +69,7 @@ class Verify(MethodView):
         Damage to the stored log (a version missing or unreadable, rows exchanged, a log that ends before its
         snapshot) is listed in `problems` at its version, like any other failed check.
         """
-        return service().verify(table_id)
+        return service().verify(table_id, auth.viewer())
 
 
 @blp.route("/tables/<table_id>/decisions")
@@ -85,4 +85,5 @@ class Decisions(MethodView):
         whom, what he staked, its theoretical loss and his result. Only Chemin de fer has free decisions:
         for punto banco and the card lottery the list is empty.
         """
-        return http.cursor_page(service().decisions(table_id, http.after(args.get("cursor")), args["limit"]))
+        return http.cursor_page(service().decisions(table_id, http.after(args.get("cursor")), args["limit"],
+                                                    auth.viewer()))

@@ -1,9 +1,10 @@
 """Bearer tokens, roles and principals (docs/api.md "Authentication"): who sends each request, and what it may do.
 
-Operators command and query, auditors only query, both with a token of ZAMETANO_TOKENS; a player holds a
-JWT that an operator minted (POST /players/{player}/tokens) or the casino's own issuer signed
-(service/credentials.py). Every request that passes gets its principal, ``g.principal``: the role and the
-name (the token's name, or the player), never the token itself.
+Operators command and query, auditors and surveillance only query, all with a token of ZAMETANO_TOKENS; a
+player holds a JWT that an operator minted (POST /players/{player}/tokens) or the casino's own issuer signed
+(service/credentials.py), and reads the tables his token allows and issues his own commands. Every request
+that passes gets its principal, ``g.principal``: the role and the name (the token's name, or the player),
+never the token itself; ``viewer()`` says what it may see of the cards (domain/sight.py).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from flask import Flask, current_app, g, request
 
 from api.errors import error_body
 from api.policy import refused_character
+from domain.sight import AUDITOR, EVERYTHING, OPERATOR, SURVEILLANCE, Viewer
 from service.errors import BadCredential
 
 # /keys is public on purpose: anyone holding a receipt must be able to fetch the key to check it. /docs (and
@@ -29,16 +31,19 @@ OPEN_PREFIXES = ("/docs/assets/", "/desk/")
 # The role of every request when the service has no tokens: anyone (on loopback) may do everything.
 OPEN_ROLE = "open"
 PLAYER_ROLE = "player"
-# What a player's token may call: who he is, the keys, his own history (api/players.py refuses another's),
-# and at a table (one his token is valid on) its state and his own commands (the domain refuses a command
-# for anyone else, domain/acting.py). The rest of a table's outputs wait for views per viewer.
-READING = ("GET", "HEAD", "OPTIONS")
+# What a player's token may call besides a table's (PLAYER_TABLE_PATHS): his own identity, the keys, and his
+# own rounds (api/players.py refuses another player's).
 PLAYER_PATHS = ("/me", "/keys")
-PLAYER_ROUTES = (
-    (READING, re.compile(r"/players/[^/]+/rounds")),
-    (READING, re.compile(r"/tables/(?P<table>[^/]+)")),
-    (("POST",), re.compile(r"/tables/(?P<table>[^/]+)/commands")),
-)
+PLAYER_HISTORY = re.compile(r"/players/[^/]+/rounds")
+# A table's reads a player's token may make (each shows him his own cards only), and the one write: his
+# commands, which the table's acting rule checks (domain/acting.py). The table's free decisions are not among
+# them: they weigh a hand's total before the hands are shown.
+PLAYER_TABLE_PATHS = re.compile(r"/tables/(?P<table>[^/]+)(?:/state|/events|/head|/verify|/rounds(?:/\d+)?)?")
+PLAYER_COMMANDS = re.compile(r"/tables/(?P<table>[^/]+)/commands")
+# What each role sees of the cards; a service without tokens (on loopback only) shows everything.
+VIEWERS = {"operator": Viewer(OPERATOR), "auditor": Viewer(AUDITOR), "surveillance": Viewer(SURVEILLANCE),
+           OPEN_ROLE: EVERYTHING}
+READING = ("GET", "HEAD", "OPTIONS")
 # RFC 9110 11.6.1 and RFC 6750 3: a 401 names the scheme that would be accepted.
 CHALLENGE = 'Bearer realm="zametano"'
 
@@ -97,21 +102,6 @@ def identify(tokens: dict[str, tuple[str, str]], token: str | None) -> Principal
     return None if tokens else OPEN
 
 
-def player_refusal(principal: Principal) -> Any:
-    """The 403 for what a player's token may not call, or None."""
-    if request.path in PLAYER_PATHS and request.method in READING:
-        return None
-    for methods, pattern in PLAYER_ROUTES:
-        match = pattern.fullmatch(request.path)
-        if match and request.method in methods:
-            table = match.groupdict().get("table")
-            if table is not None and principal.tables is not None and table not in principal.tables:
-                return error_body(403, "This player token is valid on other tables only.")
-            return None
-    return error_body(403, "A player's token may call GET /me, GET /players/<himself>/rounds, and at a table "
-                           "GET /tables/<id> and POST /tables/<id>/commands for himself.")
-
-
 def refusal(principal: Principal) -> Any:
     """The 403 for what this principal's role may not do, or None."""
     if principal.role == PLAYER_ROLE:
@@ -119,6 +109,31 @@ def refusal(principal: Principal) -> Any:
     if request.method not in READING and principal.role not in ("operator", OPEN_ROLE):
         return error_body(403, f"The role '{principal.role}' may only read; commands need an operator token.")
     return None
+
+
+def player_refusal(principal: Principal) -> Any:
+    """The 403 for what a player's token may not do, or None: it reads /me, /keys and a table's state, events,
+    head, rounds and verification, and posts commands, on the tables its ``tables`` claim names (all if none)."""
+    reading = request.method in READING
+    if reading and (request.path in PLAYER_PATHS or PLAYER_HISTORY.fullmatch(request.path)):
+        return None
+    table = PLAYER_TABLE_PATHS.fullmatch(request.path) if reading else None
+    table = table or (PLAYER_COMMANDS.fullmatch(request.path) if request.method == "POST" else None)
+    if table is None:
+        return error_body(403, "A player's token reads GET /me, GET /players/<himself>/rounds and a table (its state, "
+                               "events, head, rounds, verification) and posts its own commands there; everything "
+                               "else needs an operator's or auditor's token.")
+    if principal.tables is not None and table["table"].lower() not in {t.lower() for t in principal.tables}:
+        return error_body(403, f"This player token is limited to the tables {', '.join(principal.tables)}.")
+    return None
+
+
+def viewer() -> Viewer:
+    """What this request's principal may see of the cards (domain/sight.py): a player his own."""
+    principal = current_principal() or OPEN
+    if principal.role == PLAYER_ROLE:
+        return Viewer(PLAYER_ROLE, principal.name)
+    return VIEWERS.get(principal.role, Viewer(OPERATOR))
 
 
 def unauthorized(message: str, *, invalid: bool = False) -> Any:

@@ -18,9 +18,9 @@ blp = Blueprint("identity", __name__, description="The caller's role and name.")
 
 class MeSchema(Schema):
     role = fields.String(
-        required=True, validate=validate.OneOf(["operator", "auditor", "player", "open"]),
-        metadata={"description": "operator, auditor, player, or open (the service has no tokens: anyone may do "
-                                 "everything)."},
+        required=True, validate=validate.OneOf(["operator", "auditor", "surveillance", "player", "open"]),
+        metadata={"description": "operator, auditor, surveillance, player, or open (the service has no tokens: "
+                                 "anyone may do everything)."},
     )
     name = fields.String(allow_none=True, metadata={
         "description": "The token's name (ZAMETANO_TOKENS' role@name:token, else <role>-<n>), or the player; "
@@ -36,7 +36,7 @@ class Me(MethodView):
     @blp.response(200, MeSchema)
     def get(self) -> Any:
         """The role and name of the token sent: `operator` (commands and every query), `auditor` (queries
-        only), `player` (a player's own token), or `open` when the service has no tokens (it then listens on
+        only), `surveillance` (queries only, every card as it is dealt), `player` (a player's own token), or `open` when the service has no tokens (it then listens on
         loopback only, and every request may do everything).
 
         Any token the service knows may ask; the answer names the role and the token's name, never the token.

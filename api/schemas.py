@@ -38,8 +38,9 @@ class _OpenTableArgs(Schema):
     )
     players_act = Text(
         validate=validate.OneOf(PLAYERS_ACT),
-        metadata={"description": "Who issues the players' commands: `croupier` (the default: the house's "
-                                 "credential keys them in) or `self` (each player with his own credential only)."},
+        metadata={"description": "Who issues the players' commands: `croupier` (the default: an operator's token "
+                                 "keys them in for the players) or `self` (each player with his own token only; "
+                                 "an operator's token is refused with 403). The house's seats stay the operator's."},
     )
 
 

@@ -27,7 +27,7 @@ from flask import Response, current_app, request
 from flask.views import MethodView
 from flask_smorest import Blueprint
 
-from api import logs
+from api import auth, logs
 from api.http import RequestRefused
 from api.openapi import SSE, answers
 from service import metrics
@@ -57,7 +57,7 @@ def table_events(table_id: str, after: int) -> Response:
     """The stream of one table's events after ``Last-Event-ID`` (a version), else after ``after``."""
     refuse_unless_threaded()
     resume = last_event_id("a version")
-    feed = service().table_feed(table_id, resume if resume is not None else after, heartbeat())
+    feed = service().table_feed(table_id, resume if resume is not None else after, heartbeat(), auth.viewer())
     return streamed(feed, lambda event: message(event["version"], b"table-event", event),
                     {"table_id": logs.table_id()})
 

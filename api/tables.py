@@ -11,7 +11,7 @@ from flask_smorest import Blueprint
 
 from api import http, streams
 from api.openapi import NDJSON, SSE, answers
-from api.auth import credential
+from api.auth import credential, viewer
 from api.policy import BodyParser
 from api.schemas import (
     ROLES,
@@ -67,6 +67,7 @@ class Tables(MethodView):
 
 
 def _roles(args: dict[str, Any]) -> dict[str, Any]:
+    """The game's roles and who acts for the players, as given."""
     return {k: args[k] for k in (*ROLES, "players_act") if k in args}
 
 
@@ -84,7 +85,7 @@ class TableView(MethodView):
         whose stored history is damaged (its log ends before its snapshot, a version is missing) is a 409
         that says what is wrong; its `verify` lists every problem.
         """
-        state = service().current_state(table_id)
+        state = service().current_state(table_id, viewer())
         return state, 200, http.etag(state["version"])
 
 
@@ -100,7 +101,7 @@ class HistoricState(MethodView):
         Identical to the state the table showed when that version was its head, plus `as_of`; `ETag` is
         the version shown.
         """
-        state = service().historic_state(table_id, version=args.get("version"), at=args.get("at"))
+        state = service().historic_state(table_id, version=args.get("version"), at=args.get("at"), viewer=viewer())
         return state, 200, http.etag(state["version"])
 
 
@@ -121,7 +122,8 @@ class Commands(MethodView):
         new version.
         """
         command, player = args.pop("command"), args.pop("player")
-        result = service().execute(table_id, command, player, args, **http.command_preconditions(), **credential())
+        result = service().execute(table_id, command, player, args, **http.command_preconditions(), **credential(),
+                                   viewer=viewer())
         return result, 200, http.etag(result["version"])
 
 
@@ -166,10 +168,10 @@ class Events(MethodView):
         if streams.asked_for() and request.accept_mimetypes.best_match(["application/json", NDJSON, SSE]) == SSE:
             return streams.table_events(table_id, args["after"])
         if request.accept_mimetypes.best_match(["application/json", NDJSON]) == NDJSON:
-            lines = service().iter_events(table_id, after=args["after"])
+            lines = service().iter_events(table_id, after=args["after"], viewer=viewer())
             first = next(lines, None)  # reads the table now, so an unknown table is a 404, not a broken stream
             return Response(stream_with_context(_ndjson(first, lines)), mimetype=NDJSON)
-        return service().events_page(table_id, after=args["after"], limit=args["limit"])
+        return service().events_page(table_id, after=args["after"], limit=args["limit"], viewer=viewer())
 
 
 def _ndjson(first: Any, rest: Any) -> Any:

@@ -90,6 +90,7 @@ class TableEvent(Aggregate.Event):
         aggregate.commands = self.command
         for handler in aggregate.HANDLERS.get(type(self), ()):
             handler(aggregate, self)
+        aggregate.track_hidden(self)
 
 
 def keep_topics(module: str, *events: type[TableEvent]) -> None:

@@ -31,7 +31,7 @@ How a game plugs in (``domain/<game>/``):
     ``_check_opening`` and ``_record_opening`` (events recorded with TableOpened, listed in
     ``Game.opening_events``).
   Whatever ``expects`` lists must show nothing the state hides (an undealt card, a face-down card).
-- ``view.py``: ``view(table) -> dict``, the game's part of the state (what a state shows, what stays
+- ``view.py``: ``view(table, seen) -> dict``, the game's part of the state (what a state shows, what stays
   face down); the base adds game, rules, players, phase, balances, the accounts and expects.
 - ``rounds.py``: ``MARKS``, a ``domain.rounds.RoundMarks`` saying where a round starts and ends, and in
   ``doc`` what a round of the game is (for the OpenAPI document).
@@ -235,7 +235,7 @@ class Game:
     table: type[Table]
     players: tuple[int, int]
     rounds: RoundMarks
-    view: Callable[[Any], dict[str, Any]]
+    view: Callable[[Any, Any], dict[str, Any]]
     options: tuple[OptionSpec, ...] = ()
     roles: Mapping[str, str] = field(default_factory=dict)
     accounts: tuple[str, ...] = ()

@@ -34,6 +34,9 @@ from domain.game import CommandSpec, Game, applies, resolve_options
 from domain.inputs import parse_args, validate_players
 from domain.recorder import Recorder
 from domain.shuffle import ALGORITHM, commitment, shoe_order
+from domain.sight import CROUPIER as CROUPIER_VIEW
+from domain.sight import PLAYER, REVEALS, Entry, Sight, track
+from domain.sight import sight as sight_of
 
 Issued = tuple[str, str, dict[str, Any]]  # a command as issued: its name, who issued it, its fields
 
@@ -52,6 +55,9 @@ class Table(Aggregate):
 
     # Tables snapshotted before the field existed are croupier's tables.
     players_act: str = CROUPIER
+    # The face-down cards hidden now (domain/sight.py); a table restored from a snapshot taken before the
+    # ledger existed starts with none until its next hidden card is dealt. (A list once set: snapshots are JSON.)
+    hidden: Any = ()
 
     def __init__(self, game: str, players: list[str], rules: dict[str, Any], players_act: str | None = None) -> None:
         self.players_act = players_act or CROUPIER
@@ -66,6 +72,7 @@ class Table(Aggregate):
         self.shoes = 0  # every shuffle of the table, lots included, numbered from 1
         self.decks: dict[str, dict[str, Any]] = {}  # the current deck of each label (shoe, lots, banker, dealer)
         self.last_deck = ""
+        self.hidden = []
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -199,6 +206,12 @@ class Table(Aggregate):
                 self.balances[name] += delta
             else:
                 self.accounts[name] = self.accounts.get(name, 0) + delta
+
+    def track_hidden(self, e: TableEvent) -> None:
+        """The ledger of face-down cards after an event (applied after the event's handlers)."""
+        if e.type == "CardDealt" or (self.hidden and e.type in REVEALS):
+            deck = self._deck_numbered(e.shoe)["deck"] if isinstance(e, CardDealt) else None
+            self.hidden = track(self.hidden, e.type, e.data, e.originator_version, deck)
 
     # --- deciding helpers used by the games --------------------------------------------------------
 
@@ -334,8 +347,15 @@ class Table(Aggregate):
         """Every command legal now, one entry per command and player (built with ``expect``)."""
         raise NotImplementedError
 
-    def view(self) -> dict[str, Any]:
-        """The state as anyone may see it: what every table shows, then the game's own part."""
+    def sight(self, viewer: Any = CROUPIER_VIEW, now: list[Entry] | None = None) -> Sight:
+        """``viewer`` reading this table at its version (``now``: the ledger at the head, if this is an
+        earlier version)."""
+        return sight_of(viewer, self.hidden, now)
+
+    def view(self, seen: Sight | None = None, expects: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+        """The state as ``seen`` (by default: the croupier) may see it: what every table shows, then the
+        game's own part. ``expects``: this table's, where the caller already built them."""
+        seen = seen or self.sight()
         game = self.GAME
         return {
             "game": self.game,
@@ -344,9 +364,27 @@ class Table(Aggregate):
             "phase": self.phase,
             "balances": dict(self.balances),
             **{account: self.accounts.get(account, 0) for account in game.accounts},
-            "expects": self.expects(),
-            **game.view(self),
+            "expects": self.expects_seen(seen, expects),
+            **game.view(self, seen),
         }
+
+    def expects_seen(self, seen: Sight, expects: list[dict[str, Any]] | None = None) -> list[dict[str, Any]]:
+        """``expects`` as ``seen`` may see it: a player's own commands only; bounds drawn from a hand he may
+        not see (the cards a holder may play) left out."""
+        shown = []
+        for entry in self.expects() if expects is None else expects:
+            if seen.viewer.kind == PLAYER and entry["player"] != seen.viewer.player:
+                continue
+            if seen.hides_hand_of(entry["player"]):
+                fields = self.COMMANDS[entry["command"]].fields
+                entry = {**entry, "fields": {name: spec.expected() if spec.kind in ("card", "cards") else
+                                             entry["fields"][name] for name, spec in fields.items()}}
+            shown.append(entry)
+        return self._choices_seen(shown, seen)
+
+    def _choices_seen(self, expects: list[dict[str, Any]], seen: Sight) -> list[dict[str, Any]]:
+        """A game's own widening of ``expects`` where the choices themselves tell of hidden cards."""
+        return expects
 
 
 Table._register()

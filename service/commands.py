@@ -13,8 +13,9 @@ from typing import Any
 from eventsourcing.persistence import IntegrityError
 
 from domain.chain import format_timestamp
-from domain.errors import BadArgument, DomainError
+from domain.errors import BadArgument, DomainError, NotAllowedNow
 from domain.games import GAMES
+from domain.sight import EVERYTHING, Viewer
 from domain.table import Table
 from service import idempotency, metrics, present
 from service.errors import ConcurrentWrite, VersionMismatch
@@ -50,15 +51,17 @@ class Commands:
         idempotency_key: str | None = None,
         by: str | None = None,
         as_player: str | None = None,
+        viewer: Viewer = EVERYTHING,
     ) -> dict[str, Any]:
         """Runs one command and returns the receipt: new head version and digest, the appended events,
         the state. Nothing is appended unless every event of the command is. With ``expected_version`` the
         command is refused unless the table is still at that version; a repeated ``idempotency_key`` with the
         same command returns the first answer and appends nothing. ``by`` names the credential that issued it
         (recorded in its events); ``as_player`` is the player a player's credential speaks for (None: the
-        house's credential), checked against who may act at the table (domain/acting.py)."""
+        house's credential), checked against who may act at the table (domain/acting.py); the answer is as
+        ``viewer`` sees it (domain/sight.py)."""
         body_sha = idempotency.body_digest(command, player, args)
-        earlier = idempotency.repeated(self, table_id, command, idempotency_key, body_sha)
+        earlier = idempotency.repeated(self, table_id, command, idempotency_key, body_sha, viewer)
         if earlier is not None:
             return earlier
         for attempt in range(RETRIES):
@@ -73,17 +76,15 @@ class Commands:
             except (DomainError, VersionMismatch) as refused:
                 # The same key may have been recorded since it was looked up (a repeat that arrived while the
                 # first was in flight reads the table after the first's commit): its response, not a refusal.
-                earlier = idempotency.repeated(self, table_id, command, idempotency_key, body_sha)
+                earlier = idempotency.repeated(self, table_id, command, idempotency_key, body_sha, viewer)
                 if earlier is not None:
                     return earlier
-                if isinstance(refused, VersionMismatch):
-                    metrics.conflict("version_mismatch")
-                raise
+                raise _refusal(refused, table, viewer) from None
             appended = list(table.pending_events)
             try:
                 self._commit(table, *idempotency.records(table_id, idempotency_key, body_sha, first, table.version))
             except IntegrityError:
-                earlier = idempotency.repeated(self, table_id, command, idempotency_key, body_sha)
+                earlier = idempotency.repeated(self, table_id, command, idempotency_key, body_sha, viewer)
                 if earlier is not None:
                     return earlier
                 if expected_version is not None or attempt == RETRIES - 1:
@@ -91,7 +92,7 @@ class Commands:
                     raise ConcurrentWrite() from None
                 _retried(table_id, command, attempt + 1)
                 continue
-            return self.result(table, appended)
+            return self.result(table, appended, viewer)
         raise AssertionError("unreachable")  # pragma: no cover
 
     def _commit(self, table: Table, *saved_with: Any) -> None:
@@ -106,26 +107,37 @@ class Commands:
         # Looked up at each call, not bound once: what save does is what a group commit does.
         self.save(*aggregates)
 
-    def earlier_response(self, table_id: str, key: str, body_sha: str) -> dict[str, Any] | None:
-        """The answer a keyed command gave, if it was recorded (service/idempotency.py)."""
-        return idempotency.earlier_response(self, table_id, key, body_sha)
+    def earlier_response(self, table_id: str, key: str, body_sha: str,
+                         viewer: Viewer = EVERYTHING) -> dict[str, Any] | None:
+        """The answer a keyed command gave, if it was recorded (service/idempotency.py), as ``viewer`` sees it."""
+        return idempotency.earlier_response(self, table_id, key, body_sha, viewer)
 
-    def result(self, table: Table, appended: list[Any]) -> dict[str, Any]:
-        answer = present.command_result(table, appended, self.receipt(table))
-        self.shown(table, answer["state"])
-        return answer
+    def result(self, table: Table, appended: list[Any], viewer: Viewer = EVERYTHING) -> dict[str, Any]:
+        """A command's answer as ``viewer`` sees it (the expects remembered whole)."""
+        expects = self.shown(table, table.expects())
+        return present.command_result(table, appended, self.receipt(table), viewer, expects)
 
-    def shown(self, table: Table, state: dict[str, Any]) -> dict[str, Any]:
-        """Remembers the expects of a state at a table's head: the next command on it checks its legality
-        against them, so a state's expects are built once."""
+    def shown(self, table: Table, expects: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """Remembers the expects of a table's head (all of them, whoever the state is shown to): the next
+        command on it checks its legality against them, so a state's expects are built once."""
         if len(self.shown_expects) >= SHOWN_EXPECTS:
             self.shown_expects.clear()  # atomic, unlike evicting one by one among threads; each table rebuilds once
-        self.shown_expects[(table.id, table.version, table.head)] = state["expects"]
-        return state
+        self.shown_expects[(table.id, table.version, table.head)] = expects
+        return expects
 
     def receipt(self, table: Table) -> dict[str, Any]:
         # The head event's own timestamp, not the signing time: re-signing a head gives the same receipt.
         return self.signer.sign_receipt(str(table.id), table.version, table.head, format_timestamp(table.modified_on))
+
+
+def _refusal(refused: DomainError | VersionMismatch, table: Table, viewer: Viewer) -> Exception:
+    """A refusal as its issuer gets it: a version mismatch counted; a command not expected now with what is
+    expected as the issuer may see it (domain/sight.py)."""
+    if isinstance(refused, VersionMismatch):
+        metrics.conflict("version_mismatch")
+    if isinstance(refused, NotAllowedNow):
+        refused.expects = refused.details["expects"] = table.expects_seen(table.sight(viewer), refused.expects)
+    return refused
 
 
 def _retried(table_id: str, command: str, attempt: int) -> None:

@@ -67,7 +67,7 @@ STATEMENT_TIMEOUT = "10"
 SERVER_VARIABLES = ("HOST", "PORT", "WEB_CONCURRENCY", "WEB_THREADS", "BIND", "PROMETHEUS_MULTIPROC_DIR")
 # All of them, as `scripts/run --help` lists them.
 ALL_VARIABLES = LIBRARY_VARIABLES + OWN_VARIABLES + SERVER_VARIABLES
-ROLES = ("operator", "auditor")
+ROLES = ("operator", "auditor", "surveillance")
 # A token's name (ZAMETANO_TOKENS' role@name:token): what the log and GET /me call whoever holds it.
 TOKEN_NAME = re.compile(r"[A-Za-z0-9._-]{1,40}")
 # The audience (`aud`) players' tokens must name unless ZAMETANO_PLAYER_AUDIENCE says otherwise.

@@ -18,6 +18,7 @@ from domain.chemin_de_fer import decisions as D
 from domain.chemin_de_fer import solution
 from domain.punto_banco import edges
 from domain.rounds import Event
+from domain.sight import EVERYTHING, Viewer
 from service import present
 from service.errors import DamagedLog
 from service.history import TableHistory
@@ -99,12 +100,14 @@ def _log(history: TableHistory, table_id: str, upto: int | None = None) -> Itera
         after = batch[-1].originator_version
 
 
-def table_decisions(history: TableHistory, table_id: str, after: int = 0, limit: int = 100) -> dict[str, Any]:
+def table_decisions(history: TableHistory, table_id: str, after: int = 0, limit: int = 100,
+                    viewer: Viewer = EVERYTHING) -> dict[str, Any]:
     """A page of the table's free decisions after version ``after``, and every player's summary over the
-    whole table (docs/api.md, "Decisions")."""
+    whole table (docs/api.md, "Decisions"); for a ``viewer`` who does not see every card, only up to the coup
+    whose cards are still face down (a decision weighs a hand's total)."""
     history.require_table(table_id)
     limit, after = page_size(limit), position(after)
-    events = _log(history, table_id)
+    events = _log(history, table_id, None if viewer == EVERYTHING else _before_hidden(history, table_id))
     opened = next(events)
     ledger = Ledger(opened["data"]["game"], opened["data"]["rules"], opened["data"]["players"])
     for e in events:
@@ -117,6 +120,13 @@ def table_decisions(history: TableHistory, table_id: str, after: int = 0, limit:
                                             ledger.expected if ledger.rated else None, ledger.result),
         "next_after": page[-1][0].version if len(later) > limit else None,
     }
+
+
+def _before_hidden(history: TableHistory, table_id: str) -> int | None:
+    """Chemin de fer: the version before the first card of the coup still face down now (None: none is)."""
+    table = history.table(table_id)
+    hidden = [e["version"] for e in table.hidden] if table.game == "chemin-de-fer" else []
+    return min(hidden) - 1 if hidden else None
 
 
 def round_decisions(history: TableHistory, table_id: str, number: int, first: int,

@@ -10,6 +10,7 @@ from typing import Any, Protocol
 from uuid import UUID
 
 from domain.chain import format_timestamp
+from domain.sight import EVERYTHING, Viewer
 from domain.table import Table, TableEvent
 from service import present, replay
 from service.errors import DamagedLog, TableNotFound
@@ -43,10 +44,11 @@ class TableHistory(Protocol):
     def table(self, table_id: str, version: int | None = None) -> Table:
         """The table at its head or at ``version``; DamagedLog where the stored history cannot give it."""
 
-    def state_at(self, table_id: str, version: int) -> dict[str, Any]:
-        """The state the table showed when ``version`` was its head, with ``as_of``."""
+    def state_at(self, table_id: str, version: int, viewer: Viewer = EVERYTHING,
+                 now: Table | None = None) -> dict[str, Any]:
+        """The state the table showed when ``version`` was its head, with ``as_of``, as ``viewer`` sees it."""
 
-    def current_state(self, table_id: str) -> dict[str, Any]:
+    def current_state(self, table_id: str, viewer: Viewer = EVERYTHING) -> dict[str, Any]:
         """The table's state at its head."""
 
     # --- the read model ----------------------------------------------------------------------------------
@@ -114,11 +116,13 @@ class History:
         found = self.snapshots.recorder.select_events(self._uuid(table_id), desc=True, limit=1)
         return found[0].originator_version if found else None
 
-    def state_at(self, table_id: str, version: int) -> dict[str, Any]:
-        """The state the table showed when ``version`` was its head, with ``as_of``; DamagedLog where the
-        stored history cannot give it."""
+    def state_at(self, table_id: str, version: int, viewer: Viewer = EVERYTHING,
+                 now: Table | None = None) -> dict[str, Any]:
+        """The state the table showed when ``version`` was its head, with ``as_of``, as ``viewer`` sees it
+        (``now``: the table at its head, for what an auditor may see since); DamagedLog where the stored
+        history cannot give it."""
         table = self.table(table_id, version=version)
-        state = present.state(table)
+        state = present.state(table, viewer, now)
         following = self.read_events(table_id, after=version, upto=version + 1)
         if following and following[0].command == table.commands:  # type: ignore[attr-defined]
             state["expects"] = []  # between two events of one command nothing is expected

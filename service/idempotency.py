@@ -16,6 +16,7 @@ from eventsourcing.domain import Aggregate
 from eventsourcing.utils import register_topic
 
 from domain.chain import canonical_json
+from domain.sight import Viewer
 from service import metrics
 from service.errors import IdempotencyKeyReused
 from service.replay import table_uuid
@@ -67,9 +68,10 @@ def records(table_id: str, key: str | None, body_sha: str, first: int, last: int
     return [record]
 
 
-def repeated(app: TablesService, table_id: str, command: str, key: str | None, body_sha: str) -> dict[str, Any] | None:
-    """The first response of a repeated Idempotency-Key, else None."""
-    earlier = None if key is None else app.earlier_response(table_id, key, body_sha)
+def repeated(app: TablesService, table_id: str, command: str, key: str | None, body_sha: str,
+             viewer: Viewer) -> dict[str, Any] | None:
+    """The first response of a repeated Idempotency-Key (as ``viewer`` sees it), else None."""
+    earlier = None if key is None else app.earlier_response(table_id, key, body_sha, viewer)
     if earlier is not None:
         label = metrics.command_label(command)
         metrics.IDEMPOTENT_REPEATS.labels(label).inc()
@@ -78,7 +80,8 @@ def repeated(app: TablesService, table_id: str, command: str, key: str | None, b
     return earlier
 
 
-def earlier_response(app: TablesService, table_id: str, key: str, body_sha: str) -> dict[str, Any] | None:
+def earlier_response(app: TablesService, table_id: str, key: str, body_sha: str,
+                     viewer: Viewer) -> dict[str, Any] | None:
     """The answer the keyed command gave, rebuilt from the versions its record names; None if never recorded;
     IdempotencyKeyReused if the key was recorded for another body."""
     try:
@@ -89,4 +92,4 @@ def earlier_response(app: TablesService, table_id: str, key: str, body_sha: str)
         raise IdempotencyKeyReused()
     table = app.table(table_id, version=record.last_version)
     events = app.events.get(table_uuid(table_id), gt=record.first_version - 1, lte=record.last_version)
-    return app.result(table, list(events))
+    return app.result(table, list(events), viewer)

@@ -1,7 +1,8 @@
 """What a caller sees: the one place that turns tables and events into the dicts any output sends.
 
 Every answer, page, export, stream, round audit and verification detail is made here, from each game's
-view of a table (``Table.view``) and of an event (``TableEvent.public``): what the rules let a caller see is
+view of a table (``Table.view``) and of an event (``TableEvent.public``), as the reader sees them
+(domain/sight.py: a ``Viewer`` at a reading moment, a ``Sight``): what the rules let a caller see is
 therefore decided by the domain and applied in one place. tests/unit/test_code_shape.py fails if any other
 module of the service or the API calls those views.
 """
@@ -12,38 +13,58 @@ from collections.abc import Iterable
 from fractions import Fraction
 from typing import Any
 
+from domain.sight import EVERYTHING, Sight, Viewer
 from domain.table import Table, TableEvent
 
-
-def event(e: TableEvent) -> dict[str, Any]:
-    """An event as every output shows it: the envelope and the data, never an unrevealed seed."""
-    return e.public()
+# Each event as it was at its own moment: what a live stream sends (domain/sight.py).
+AT_ITS_MOMENT = None
 
 
-def events(es: Iterable[TableEvent]) -> list[dict[str, Any]]:
-    return [e.public() for e in es]
+def event(e: TableEvent, seen: Sight | None = None) -> dict[str, Any]:
+    """An event as every output shows it: the envelope and the data, never an unrevealed seed, and as
+    ``seen`` may see it (by default: everything; the digest always the recorded one)."""
+    return e.public() if seen is None else seen.shown_event(e.public())
 
 
-def event_text(e: TableEvent, reveal: bool | None = None) -> str:
+def events(es: Iterable[TableEvent], seen: Sight | None = None) -> list[dict[str, Any]]:
+    return [event(e, seen) for e in es]
+
+
+def sight(viewer: Viewer, table: Table | None) -> Sight:
+    """``viewer`` reading at the head of ``table`` (None: the table cannot be rebuilt, so each event is shown
+    as it was at its own moment, which hides at least as much)."""
+    return table.sight(viewer) if table is not None else Sight(viewer, AT_ITS_MOMENT, None)
+
+
+def event_text(e: TableEvent, reveal: bool | None = None, seen: Sight | None = None) -> str:
     """An event's data as a message of an audit quotes it: a seed only where ``reveal`` (by default: where
-    the event is the ShoeRevealed that publishes it)."""
+    the event is the ShoeRevealed that publishes it), a hidden card as ``seen`` sees it."""
     if reveal is None:
         reveal = e.type == "ShoeRevealed"
-    return str({k: v for k, v in e.data.items() if k != "seed" or reveal})
+    data = event(e, seen)["data"] if seen is not None else e.data
+    if reveal and "seed" in e.data:
+        data = {**data, "seed": e.data["seed"]}
+    return str({k: v for k, v in data.items() if k != "seed" or reveal})
 
 
-def state(table: Table) -> dict[str, Any]:
-    """The table's state: its id, head version and digest, then the game's view of it."""
-    return {"table_id": str(table.id), "version": table.version, "digest": table.head, **table.view()}
+def state(table: Table, viewer: Viewer = EVERYTHING, now: Table | None = None,
+          expects: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    """The table's state as ``viewer`` sees it: its id, head version and digest, then the game's view of it.
+    ``now``: the table at its head, where ``table`` is an earlier version; ``expects``: the table's, where
+    the caller already built them."""
+    seen = table.sight(viewer, None if now is None else now.hidden)
+    return {"table_id": str(table.id), "version": table.version, "digest": table.head, **table.view(seen, expects)}
 
 
-def command_result(table: Table, appended: Iterable[TableEvent], receipt: dict[str, Any]) -> dict[str, Any]:
-    """A command's answer: the new head, the events it appended, the state and the signed receipt."""
+def command_result(table: Table, appended: Iterable[TableEvent], receipt: dict[str, Any],
+                   viewer: Viewer = EVERYTHING, expects: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    """A command's answer: the new head, the events it appended, the state and the signed receipt, as
+    ``viewer`` sees them."""
     return {
         "version": table.version,
         "digest": table.head,
-        "events": events(appended),
-        "state": state(table),
+        "events": events(appended, table.sight(viewer)),
+        "state": state(table, viewer, expects=expects),
         "receipt": receipt,
     }
 

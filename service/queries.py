@@ -13,46 +13,49 @@ from typing import Any
 from domain.chain import format_timestamp
 from domain.errors import BadArgument
 from domain.inputs import validate_name
+from domain.sight import EVERYTHING, Sight, Viewer
 from domain.table import TableEvent
 from service import audit, decisions, present, streams
-from service.errors import NotFoundInHistory, TableNotFound
+from service.errors import DamagedLog, NotFoundInHistory, TableNotFound
 from service.limits import MAX_NUMBER, page_size, position
 
 
 class Queries:
     """The query side of TablesService (service/application.py)."""
 
-    def current_state(self, table_id: str) -> dict[str, Any]:
+    def current_state(self, table_id: str, viewer: Viewer = EVERYTHING) -> dict[str, Any]:
+        """The state at the head, as ``viewer`` sees it (domain/sight.py)."""
         table = self.table(table_id)
-        return self.shown(table, present.state(table))
+        return present.state(table, viewer, expects=self.shown(table, table.expects()))
 
     def historic_state(
-        self, table_id: str, version: int | None = None, at: datetime | None = None
+        self, table_id: str, version: int | None = None, at: datetime | None = None, viewer: Viewer = EVERYTHING,
     ) -> dict[str, Any]:
         if (version is None) == (at is None):
             raise BadArgument("version", "Give exactly one of 'version' (a version number) or 'at' (a moment).")
         if version is not None:
-            return self.state_at_version(table_id, version)
+            return self.state_at_version(table_id, version, viewer)
         assert at is not None
-        return self.state_at_moment(table_id, at)
+        return self.state_at_moment(table_id, at, viewer)
 
-    def state_at_version(self, table_id: str, version: int) -> dict[str, Any]:
+    def state_at_version(self, table_id: str, version: int, viewer: Viewer = EVERYTHING) -> dict[str, Any]:
         """The state exactly as the table showed it when ``version`` was its head (docs/design.md: the
         repository's versioned get, from the nearest snapshot, so the cost does not grow with history)."""
-        head = self.table(table_id).version
+        now = self.table(table_id)
+        head = now.version
         if not 1 <= version <= head:
             versions = "only version 1" if head == 1 else f"versions 1 to {head}"
             raise NotFoundInHistory(f"Table '{table_id}' has {versions}; there is no version {version}.")
-        return self.state_at(table_id, version)
+        return self.state_at(table_id, version, viewer, now)
 
-    def state_at_moment(self, table_id: str, moment: datetime) -> dict[str, Any]:
+    def state_at_moment(self, table_id: str, moment: datetime, viewer: Viewer = EVERYTHING) -> dict[str, Any]:
         """The state after the last event with timestamp <= ``moment``. Timestamps of a table strictly
         increase with its versions, so a binary search reads about log2(n) single events, never the log."""
         if moment.tzinfo is None:
             raise BadArgument("at", "A moment must carry its UTC offset.")
         head = self.table(table_id)
         if head.modified_on <= moment:
-            return self.state_at(table_id, head.version)
+            return self.state_at(table_id, head.version, viewer, head)
         low, high = 0, head.version  # invariant: event `low` is at or before the moment, `high` after
         while high - low > 1:
             mid = (low + high) // 2
@@ -65,26 +68,39 @@ class Queries:
                 f"Table '{table_id}' did not exist at {format_timestamp(moment)}; "
                 f"it was opened at {format_timestamp(self.event_at(table_id, 1).timestamp)}."
             )
-        return self.state_at(table_id, low)
+        return self.state_at(table_id, low, viewer, head)
 
-    def events_page(self, table_id: str, after: int = 0, limit: int = 100) -> dict[str, Any]:
+    def seen_now(self, table_id: str, viewer: Viewer) -> Sight | None:
+        """``viewer`` reading the table's events at its head (None: everything as recorded). A table whose
+        state cannot be rebuilt shows each event as it was at its own moment, which hides at least as much."""
+        if viewer == EVERYTHING:
+            return None
+        try:
+            return present.sight(viewer, self.table(table_id))
+        except DamagedLog:
+            return present.sight(viewer, None)
+
+    def events_page(self, table_id: str, after: int = 0, limit: int = 100, viewer: Viewer = EVERYTHING) -> dict[str, Any]:
         self.require_table(table_id)  # not the table's state: a log with damage further on still pages up to it
         limit = page_size(limit)
         stored = self.recorder.select_events(self._uuid(table_id), gt=position(after), limit=limit + 1)
         more = len(stored) > limit
         events = self.decoded(table_id, stored[:limit])  # the row that only tells of more is not read
         return {
-            "events": present.events(events),
+            "events": present.events(events, self.seen_now(table_id, viewer)),
             "next_after": events[-1].originator_version if more else None,
         }
 
-    def iter_events(self, table_id: str, after: int = 0, batch: int = 500) -> Iterator[dict[str, Any]]:
-        """The whole log from ``after`` on, read in batches so a long table streams in bounded memory."""
+    def iter_events(self, table_id: str, after: int = 0, batch: int = 500,
+                    viewer: Viewer = EVERYTHING) -> Iterator[dict[str, Any]]:
+        """The whole log from ``after`` on, read in batches so a long table streams in bounded memory, as
+        ``viewer`` sees it at the head when the export starts (by default: as recorded)."""
         self.require_table(table_id)
         after = position(after)
+        seen = self.seen_now(table_id, viewer)
         while True:
             events = self.read_events(table_id, after=after, limit=batch)
-            yield from present.events(events)
+            yield from present.events(events, seen)
             if len(events) < batch:
                 return
             after = events[-1].originator_version
@@ -105,11 +121,13 @@ class Queries:
 
     # --- live streams (service/streams/) -------------------------------------------------------------
 
-    def table_feed(self, table_id: str, after: int = 0, heartbeat: float = 15.0) -> streams.TableFeed:
-        """The table's events after version ``after``, then each new one as it is recorded (an iterator that
-        gives None where a heartbeat is due; close() it). TableNotFound, DamagedLog (its first page) and
+    def table_feed(self, table_id: str, after: int = 0, heartbeat: float = 15.0,
+                   viewer: Viewer = EVERYTHING) -> streams.TableFeed:
+        """The table's events after version ``after``, then each new one as it is recorded, each as ``viewer``
+        saw it at its own moment (an iterator that gives None where a heartbeat is due; close() it). TableNotFound, DamagedLog (its first page) and
         StreamRefused (this process holds its ``max_streams``, or is stopping) come at once."""
-        return streams.TableFeed(self, self.hub, table_id, position(after), heartbeat)
+        seen = None if viewer == EVERYTHING else present.sight(viewer, None)
+        return streams.TableFeed(self, self.hub, table_id, position(after), heartbeat, seen)
 
     def heads_feed(self, after: int | None = None, heartbeat: float = 15.0) -> streams.HeadFeed:
         """Every table's head as it changes, after position ``after`` of the log (None: from now on)."""
@@ -183,14 +201,15 @@ class Queries:
 
     # --- the audits (service/audit/) -----------------------------------------------------------------
 
-    def round_audit(self, table_id: str, number: int) -> dict[str, Any]:
-        """One finished round with its record and checks."""
-        return audit.round_audit(self, table_id, number)
+    def round_audit(self, table_id: str, number: int, viewer: Viewer = EVERYTHING) -> dict[str, Any]:
+        """One finished round with its record and checks, as ``viewer`` sees it."""
+        return audit.round_audit(self, table_id, number, viewer)
 
-    def verify(self, table_id: str) -> dict[str, Any]:
-        """The whole table verified."""
-        return audit.verify(self, table_id)
+    def verify(self, table_id: str, viewer: Viewer = EVERYTHING) -> dict[str, Any]:
+        """The whole table verified; its details as ``viewer`` sees them."""
+        return audit.verify(self, table_id, viewer)
 
-    def decisions(self, table_id: str, after: int = 0, limit: int = 100) -> dict[str, Any]:
-        """A page of the table's free decisions weighed, and every player's summary (service/decisions.py)."""
-        return decisions.table_decisions(self, table_id, after, limit)
+    def decisions(self, table_id: str, after: int = 0, limit: int = 100, viewer: Viewer = EVERYTHING) -> dict[str, Any]:
+        """A page of the table's free decisions weighed, and every player's summary (service/decisions.py), up
+        to the live coup for a ``viewer`` who does not see its cards."""
+        return decisions.table_decisions(self, table_id, after, limit, viewer)

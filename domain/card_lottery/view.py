@@ -1,7 +1,8 @@
 """The Card lottery's part of a table's state: what anyone at the table may see.
 
-Lottery cards stay face down ("??") until revealed, and so do the set-aside piles (B.5); each deck shows
-counts only, never a card still in it and never its seed.
+Lottery cards stay face down ("??") until revealed, and so do the holders' hands and set-aside piles (B.5),
+but to the player they were dealt to (domain/sight.py); each deck shows counts only, never a card still in
+it and never its seed.
 """
 
 from __future__ import annotations
@@ -9,11 +10,12 @@ from __future__ import annotations
 from typing import Any
 
 from domain.card_lottery.table import BANKER_DECK, DEALER_DECK, PLAY
+from domain.sight import Sight
 
 NO_DECK = {"number": None, "dealt": 0, "remaining": 0}
 
 
-def view(table: Any) -> dict[str, Any]:
+def view(table: Any, seen: Sight) -> dict[str, Any]:
     return {
         "seats": list(table.players),
         "banker": table.banker,
@@ -22,10 +24,10 @@ def view(table: Any) -> dict[str, Any]:
         "stage": table.stage,
         "game_number": table.game_number,
         "round": table.round,
-        "lottery_cards": ["??"] * len(table.lottery),
+        "lottery_cards": [seen.card(c, table.banker, BANKER_DECK) for c in table.lottery],
         "lottery_amounts": list(table.amounts),
-        "hands": {h: list(c) for h, c in table.hands.items()},
-        "set_aside": {h: ["??"] * len(c) for h, c in table.set_aside.items()},
+        "hands": {h: [seen.card(c, h, DEALER_DECK) for c in cards] for h, cards in table.hands.items()},
+        "set_aside": {h: [seen.card(c, h, DEALER_DECK) for c in cards] for h, cards in table.set_aside.items()},
         "penalty_piles": {h: list(c) for h, c in table.penalty.items()},
         "table": list(table.led) if table.led else [c for _, c in table.trick],
         "leader": table.leader or None,

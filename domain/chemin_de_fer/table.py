@@ -111,6 +111,15 @@ class ChemindeferTable(Table):
             out.append(self.expect("pass_bank", self.banker))
         return out
 
+    def _choices_seen(self, expects: list[dict[str, Any]], seen: Any) -> list[dict[str, Any]]:
+        """A forced draw or stand tells what the hand adds up to: one who may not see the hand is offered
+        both (the rules refuse the forbidden one, as ever)."""
+        who = self._decider()
+        choices = [e for e in expects if e["command"] in (R.DRAW, R.STAND)]
+        if who and len(choices) == 1 and seen.hides_hand_of(who):
+            return [self.expect(R.DRAW, who), self.expect(R.STAND, who)] + [e for e in expects if e not in choices]
+        return expects
+
     # --- commands ----------------------------------------------------------------------------------
 
     def _may_issue(self, command: str, player: str, expects: list[dict[str, Any]]) -> bool:

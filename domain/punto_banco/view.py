@@ -1,7 +1,7 @@
 """Punto banco's part of a table's state: what anyone at the table may see.
 
 The hands show the cards dealt to them, face up; the turned card is shown, the burned cards are "??"
-until the shoe's seed is revealed; the shoe shows counts only, never a card still in it and never its
+until the shoe's seed is revealed (but to surveillance, domain/sight.py); the shoe shows counts only, never a card still in it and never its
 seed. Every card of the shoe is in exactly one place: still in the shoe, turned, burned, discarded (the
 earlier coups of the shoe) or in a hand.
 """
@@ -10,10 +10,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from domain.punto_banco.table import BURN
+from domain.sight import Sight
 
-def view(table: Any) -> dict[str, Any]:
-    shoe = table.decks.get("shoe")
-    revealed = bool(shoe and shoe["revealed"])
+
+def view(table: Any, seen: Sight) -> dict[str, Any]:
     return {
         "croupier": table.croupier or None,
         "round": table.coup,
@@ -21,6 +22,6 @@ def view(table: Any) -> dict[str, Any]:
         "hands": {hand: list(cards) for hand, cards in table.hands.items()},
         "result": dict(table.result) if table.result else None,
         "shoe": {**table.deck_counts("shoe"), "last_coup": table.last_coup},
-        "burn": {"turned": table.turned, "burned": list(table.burned) if revealed else ["??"] * len(table.burned)},
+        "burn": {"turned": table.turned, "burned": [seen.card(c, BURN, "shoe") for c in table.burned]},
         "discarded": table.discarded,
     }

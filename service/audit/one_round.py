@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from domain.table import TableEvent
+from domain.sight import EVERYTHING, Sight, Viewer
+from domain.table import Table, TableEvent
 from service import decisions, present
 from service.audit.cards import check_cards, shoe_record
 from service.audit.chain import LogCheck
@@ -16,33 +17,37 @@ from service.errors import DamagedLog, IndexIncomplete, NotFoundInHistory
 from service.history import TableHistory
 
 
-def round_audit(history: TableHistory, table_id: str, number: int) -> dict[str, Any]:
+def round_audit(history: TableHistory, table_id: str, number: int, viewer: Viewer = EVERYTHING) -> dict[str, Any]:
     """One finished round: its events, the state before and after, cards, decisions, payments, and the
-    checks (docs/design.md "Replay and audit"). Reads only the round's events and two snapshot-based states.
+    checks (docs/design.md "Replay and audit"), as ``viewer`` sees them at the table's head (domain/sight.py;
+    the checks run on the events as recorded). Reads only the round's events and two snapshot-based states.
     A round whose stored events are not whole is audited as far as they allow, every break named."""
     row = _finished_round(history, table_id, number)
     first, last = row["first_version"], row["last_version"]
     log, events = _round_log(history, table_id, first, last)
     problems = list(log.problems)
-    state_before = _damaged_state(history, table_id, first - 1, problems, bool(problems)) if first > 1 else None
-    state_after = _damaged_state(history, table_id, last, problems, bool(problems))
+    now = _head(history, table_id)
+    seen = None if viewer == EVERYTHING else present.sight(viewer, now)
+    states = (viewer, now, problems, bool(problems))
+    state_before = _damaged_state(history, table_id, first - 1, *states) if first > 1 else None
+    state_after = _damaged_state(history, table_id, last, *states)
     shoes, shoe_problems = _log_shoes(history, table_id, events)
     cards_ok, card_problems = check_cards(events, shoes)
     if shoe_problems:
         cards_ok, card_problems = False, shoe_problems + card_problems
-    rule_problems = _round_rules(history, table_id, first, events)
+    rule_problems = _round_rules(history, table_id, first, events, seen)
     if state_after is None or (first > 1 and state_before is None):
         money_problems = [at("money", None, "the states around the round cannot be rebuilt: the money is not checked")]
     else:
         money_problems = check_money(state_before, state_after, events)
-    shown = present.events(events)
+    shown = present.events(events, seen)
     return {
         **{k: v for k, v in row.items() if k != "table_id"},
         "events": shown,
         "state_before": state_before,
         "state_after": state_after,
         **present.round_record(shown),
-        "free_decisions": decisions.round_decisions(history, table_id, number, first, shown),
+        "free_decisions": decisions.round_decisions(history, table_id, number, first, present.events(events)),
         "checks": {
             "chain": not [p for p in problems if p["check"] == "chain"],
             "cards": cards_ok,
@@ -99,10 +104,20 @@ def _round_log(history: TableHistory, table_id: str, first: int, last: int) -> t
     return log, events
 
 
-def _damaged_state(history: TableHistory, table_id: str, version: int, problems: list[dict[str, Any]], quiet: bool) -> dict[str, Any] | None:
-    """The state at ``version``, or None where the log cannot give it (named, unless already named)."""
+def _head(history: TableHistory, table_id: str) -> Table | None:
+    """The table at its head (what an auditor may see now), or None where it cannot be rebuilt."""
     try:
-        return history.state_at(table_id, version)
+        return history.table(table_id)
+    except DamagedLog:
+        return None
+
+
+def _damaged_state(history: TableHistory, table_id: str, version: int, viewer: Viewer, now: Table | None,
+                   problems: list[dict[str, Any]], quiet: bool) -> dict[str, Any] | None:
+    """The state at ``version`` as ``viewer`` sees it, or None where the log cannot give it (named, unless
+    already named)."""
+    try:
+        return history.state_at(table_id, version, viewer, now)
     except DamagedLog as exc:
         if not quiet:
             problems.append(at("chain", exc.version, f"the state at version {version} cannot be rebuilt: {exc.detail}"))
@@ -168,7 +183,8 @@ def _find_cut(history: TableHistory, table_id: str, shuffled: int, first_card: i
     return None
 
 
-def _round_rules(history: TableHistory, table_id: str, first: int, events: list[TableEvent]) -> list[dict[str, Any]]:
+def _round_rules(history: TableHistory, table_id: str, first: int, events: list[TableEvent],
+                 seen: Sight | None) -> list[dict[str, Any]]:
     """The round's commands run again through the rules. Whole commands: a round may start or end inside one
     (the card lottery's stage 2 begins in the command that reveals the last stage-1 round)."""
     if not events:
@@ -183,7 +199,7 @@ def _round_rules(history: TableHistory, table_id: str, first: int, events: list[
         table_before = None
         problems.append(at("rules", start - 1, f"the table cannot be rebuilt at version {start - 1} to "
                                                f"check the round's commands ({exc.detail})"))
-    return problems + check_rules(table_before, whole, rebuild)
+    return problems + check_rules(table_before, whole, rebuild, seen)
 
 
 def _whole_commands(history: TableHistory, table_id: str, events: list[TableEvent]) -> list[TableEvent]:

@@ -10,6 +10,7 @@ from typing import Any
 
 from domain.errors import DomainError
 from domain.games import GAMES
+from domain.sight import Sight
 from domain.table import Table, TableEvent
 from service import present
 from service.audit.problems import at
@@ -38,8 +39,9 @@ class RulesCheck:
     check says so once, and resumes at the end of the first command from which the table can be rebuilt again
     (the next snapshot past the damage)."""
 
-    def __init__(self, before: Table | None, rebuild: Callable[[int], Table]) -> None:
+    def __init__(self, before: Table | None, rebuild: Callable[[int], Table], seen: Sight | None = None) -> None:
         self.table = before
+        self.seen = seen  # who reads the problems: a hidden card they quote is shown as this reader sees it
         self.rebuild = rebuild
         self.problems: list[dict[str, Any]] = []
         self.commands = 0
@@ -79,7 +81,7 @@ class RulesCheck:
             self._fail(group, f"this {command} by {player} cannot be run again with its recorded arguments "
                               f"{args!r}: {exc!r}")
             return
-        mismatch = _first_difference(table.collect_events(), group)
+        mismatch = _first_difference(table.collect_events(), group, self.seen)
         if mismatch is not None:
             self.problems.append(mismatch)
             self._resume(group)
@@ -106,8 +108,9 @@ class RulesCheck:
             self.stalled = False
 
 
-def check_rules(before: Table | None, events: list[TableEvent], rebuild: Callable[[int], Table]) -> list[dict[str, Any]]:
-    check = RulesCheck(before, rebuild)
+def check_rules(before: Table | None, events: list[TableEvent], rebuild: Callable[[int], Table],
+                seen: Sight | None = None) -> list[dict[str, Any]]:
+    check = RulesCheck(before, rebuild, seen)
     for group in commands(events):
         check.feed(group)
     return check.problems
@@ -120,22 +123,22 @@ def _apply(table: Table, group: list[TableEvent]) -> Table:
     return table
 
 
-def _first_difference(decided: list[Any], recorded: list[TableEvent]) -> dict[str, Any] | None:
+def _first_difference(decided: list[Any], recorded: list[TableEvent], seen: Sight | None) -> dict[str, Any] | None:
     for i, e in enumerate(recorded):
         if i >= len(decided):
-            return at("rules", e.originator_version, f"{e.type} {present.event_text(e)} was recorded, but the rules "
+            return at("rules", e.originator_version, f"{e.type} {present.event_text(e, None, seen)} was recorded, but the rules "
                                                      "record nothing more here", e.type)
         d = decided[i]
         if (d.type, d.actor, d.data) != (e.type, e.actor, e.data):
             # A seed is shown only where the log reveals it at this very event (then both seeds are public).
             reveal = e.type == d.type == "ShoeRevealed"
-            return at("rules", e.originator_version, f"recorded {e.type} {present.event_text(e, reveal)} by {e.actor}; "
-                                                     f"the rules give {d.type} {present.event_text(d, reveal)} by "
+            return at("rules", e.originator_version, f"recorded {e.type} {present.event_text(e, reveal, seen)} by {e.actor}; "
+                                                     f"the rules give {d.type} {present.event_text(d, reveal, seen)} by "
                                                      f"{d.actor}", e.type)
     if len(decided) > len(recorded):
         d = decided[len(recorded)]
         last = recorded[-1].originator_version
-        return at("rules", d.originator_version, f"the rules also record {d.type} {present.event_text(d, False)} at "
+        return at("rules", d.originator_version, f"the rules also record {d.type} {present.event_text(d, False, seen)} at "
                                                  f"version {d.originator_version}, after this command's last recorded "
                                                  f"event at {last}", d.type)
     return None

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from domain.sight import EVERYTHING, Sight, Viewer
 from domain.table import TableEvent
+from service import present
 from service.audit.cards import ShoeLog, by_number, check_shoe
 from service.audit.chain import LogCheck
 from service.audit.money import check_money
@@ -18,9 +20,9 @@ from service.history import TableHistory
 class _WholeLog:
     """Everything verify() learns in one pass over the stored log."""
 
-    def __init__(self, history: TableHistory, table_id: str) -> None:
+    def __init__(self, history: TableHistory, table_id: str, seen: Sight | None) -> None:
         self.log, self.shoes = LogCheck(), ShoeLog()
-        self.rules = RulesCheck(None, lambda v: history.table(table_id, version=v))
+        self.rules = RulesCheck(None, lambda v: history.table(table_id, version=v), seen)
         self.payments: list[TableEvent] = []
         self._pending: list[TableEvent] = []
 
@@ -51,15 +53,16 @@ class _WholeLog:
         self._pending.append(e)
 
 
-def verify(history: TableHistory, table_id: str) -> dict[str, Any]:
+def verify(history: TableHistory, table_id: str, viewer: Viewer = EVERYTHING) -> dict[str, Any]:
     """The whole table: the log whole and in order, the chain from its first event, every shoe against the
-    seed and commitment the log records, every command run again through the rules, and the money."""
+    seed and commitment the log records, every command run again through the rules, and the money. The
+    checks read the log as recorded; a problem that quotes an event quotes it as ``viewer`` sees it now."""
     history.require_table(table_id)
     catch_up(history)
     # Read before the log, which only grows: in an honest store neither can be ahead of what is read next.
     indexed = history.indexed_table(table_id)
     snapshot = history.snapshot_version(table_id)
-    whole = _WholeLog(history, table_id)
+    whole = _WholeLog(history, table_id, _seen(history, table_id, viewer))
     whole.read(history, table_id)
     end = whole.log.last or 0
     problems = list(whole.log.problems) + _ends_ahead(end, snapshot, indexed)
@@ -85,6 +88,15 @@ def verify(history: TableHistory, table_id: str) -> dict[str, Any]:
         "rounds_checked": indexed["rounds"] if indexed else 0,
         "problems": problems,
     }
+
+
+def _seen(history: TableHistory, table_id: str, viewer: Viewer) -> Sight | None:
+    if viewer == EVERYTHING:
+        return None
+    try:
+        return present.sight(viewer, history.table(table_id))
+    except DamagedLog:
+        return present.sight(viewer, None)
 
 
 def _ends_ahead(end: int, snapshot: int | None, indexed: dict[str, Any] | None) -> list[dict[str, Any]]:

@@ -1,7 +1,9 @@
 """The feeds a live stream sends from: one table's events, and every table's head, each waiting on the hub.
 
 A feed reads nothing while what it follows does not move; when it moves it reads through the service's
-ordinary reads (``Reader``), after the last item it sent, so that nothing comes twice or out of order.
+ordinary reads (``Reader``), after the last item it sent, so that nothing comes twice or out of order. What
+one read brings is shared by every stream of the table; each subscriber's feed then shows it as that
+subscriber sees it (domain/sight.py), each event at its own moment.
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ import itertools
 from collections.abc import Iterator
 from typing import Any, Protocol
 
+from domain.sight import Sight
 from domain.table import TableOpened
 from service import present
 from service.errors import ServiceError
@@ -37,8 +40,10 @@ class TableFeed:
     once; None where ``heartbeat`` seconds passed without one. Built open: the table exists and the first
     page of its backlog reads (TableNotFound, DamagedLog now rather than a broken stream)."""
 
-    def __init__(self, reader: Reader, hub: Hub, table_id: str, after: int, heartbeat: float) -> None:
+    def __init__(self, reader: Reader, hub: Hub, table_id: str, after: int, heartbeat: float,
+                 seen: Sight | None = None) -> None:
         self.reader, self.hub, self.table_id, self.heartbeat = reader, hub, table_id, heartbeat
+        self.seen = seen  # this subscriber's view (None: as recorded); the reads shared by all are not
         self.last = after  # the last version sent (or skipped by the client's choice)
         self.slot = hub.admit("table")
         self._watching = False
@@ -97,7 +102,7 @@ class TableFeed:
     def _sent(self, events: Any) -> Iterator[dict[str, Any]]:
         for event in events:
             if event["version"] > self.last:  # never twice, never back
-                yield event
+                yield event if self.seen is None else self.seen.shown_event(event)
                 self.last = event["version"]
 
     def close(self) -> None:

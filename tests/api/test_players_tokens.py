@@ -1,5 +1,5 @@
 """Players' tokens over HTTP: POST /players/{player}/tokens (operators only), GET /me naming the player, and a
-player's token held to GET /me and GET /keys until views per viewer exist."""
+player's token refused what belongs to the house (tests/api/test_views_per_viewer.py: what it may read and do)."""
 
 from __future__ import annotations
 
@@ -76,13 +76,13 @@ def test_a_name_no_table_could_seat_is_a_422(secured):
 
 
 @pytest.mark.parametrize("method, path", [
-    ("GET", "/tables"), ("POST", "/tables"), ("GET", f"/tables/{TABLE}/events"), ("GET", f"/tables/{TABLE}/state"),
-    ("GET", "/events"), ("POST", "/players/anna/tokens"), ("GET", f"/tables/{TABLE}/rounds"),
+    ("GET", "/tables"), ("POST", "/tables"), ("GET", f"/tables/{TABLE}/decisions"), ("GET", "/events"),
+    ("POST", "/players/anna/tokens"),
 ])
-def test_a_players_token_may_call_only_me_keys_his_rounds_and_a_tables_state_and_commands(secured, method, path):
+def test_a_players_token_is_refused_what_belongs_to_the_house(secured, method, path):
     token = mint(secured).json["token"]
     refused = secured.open(path, method=method, json={} if method == "POST" else None, headers=bearer(token))
-    assert refused.status_code == 403 and "POST /tables/<id>/commands for himself" in refused.json["message"]
+    assert refused.status_code == 403 and "posts its own commands" in refused.json["message"]
     assert secured.get("/keys", headers=bearer(token)).status_code == 200
     assert secured.get("/players/anna/rounds", headers=bearer(token)).status_code == 200
     assert secured.get(f"/tables/{TABLE}", headers=bearer(token)).status_code == 404  # let through: no such table
@@ -92,7 +92,7 @@ def test_a_players_token_limited_to_tables_is_refused_at_any_other(secured):
     token = mint(secured, tables=[TABLE]).json["token"]
     other = "00000000-0000-4000-8000-000000000000"
     refused = secured.get(f"/tables/{other}", headers=bearer(token))
-    assert refused.status_code == 403 and "other tables" in refused.json["message"]
+    assert refused.status_code == 403 and "limited to the tables" in refused.json["message"]
     assert secured.post(f"/tables/{other}/commands", json={}, headers=bearer(token)).status_code == 403
     assert secured.get(f"/tables/{TABLE}", headers=bearer(token)).status_code == 404
 

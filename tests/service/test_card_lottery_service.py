@@ -7,6 +7,7 @@ import random
 import pytest
 
 from domain.errors import BadArgument, IllegalPlay, InvalidPlayers, InvalidRules, NotAllowedNow
+from domain.sight import OPERATOR, Viewer
 from tests.helpers import pick
 
 PLAYERS = ["olga", "ivan", "anna", "boris", "vera"]
@@ -50,8 +51,12 @@ def test_the_table_state_shows_lottery_cards_face_down_until_revealed(service):
     for deck, who in (("banker", "olga"), ("dealer", "ivan")):
         service.execute(table_id, "shuffle", who, {"deck": deck})
     service.execute(table_id, "collect", "olga", {})
-    laid = service.execute(table_id, "lay_out", "olga", {})
+    laid = service.execute(table_id, "lay_out", "olga", {}, viewer=Viewer(OPERATOR))
     assert laid["state"]["lottery_cards"] == ["??"] * 4
+    assert {e["data"]["card"] for e in laid["events"] if e["type"] == "CardDealt"} == {"??"}
+    laid = service.current_state(table_id)  # as the service itself (and surveillance) sees it
+    assert "??" not in laid["lottery_cards"]
+    laid = service.events_page(table_id)
     dealt = [e["data"] for e in laid["events"] if e["type"] == "CardDealt"]
     assert len(dealt) == 4 and all(d["to"] == "olga" and not d["face_up"] for d in dealt)  # the record holds them
 

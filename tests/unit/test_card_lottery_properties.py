@@ -14,6 +14,7 @@ from domain.card_lottery.table import CardLotteryTable
 from domain.cards import is_card, new_deck, suit
 from domain.errors import DomainError
 from domain.shuffle import commitment, shoe_order
+from domain.sight import EVERYTHING
 from tests.helpers import Seeds, StepClock
 
 BANKER, DEALER = "ivan", "olga"
@@ -189,11 +190,11 @@ def test_the_view_never_shows_a_lottery_card_before_the_reveal_nor_an_undealt_ca
                 secret.discard(e.seed)
             public = json.dumps(e.public_data)
             assert not any(s in public for s in secret)
-        view = table.view()
+        view = table.view()  # as the croupier sees it
         assert view["lottery_cards"] == ["??"] * len(table.lottery)
         # The only cards a view shows are the dealer's cards face up in play: never a lottery card,
-        # never an undealt card, never a discarded one, never a face-down set-aside pile.
-        face_down = Counter(c for pile in table.set_aside.values() for c in pile)
+        # never an undealt card, never a discarded one, never a face-down set-aside pile nor a hand.
+        face_down = Counter(c for piles in (table.set_aside, table.hands) for pile in piles.values() for c in pile)
         shown = {k: v for k, v in view.items() if k != "expects"}
         assert Counter(card_strings(shown)) == Counter(dealer_cards_in_play(table)) - face_down
         # expects names only cards the state already shows (those a holder may play from a hand)
@@ -234,7 +235,7 @@ def test_every_game_lasts_the_rule_in_rounds_reveals_both_decks_and_refuses_what
                 games += 1
                 assert not shuffles, "a game ended with a deck not revealed"
         expects = table.expects()
-        assert expects == table.view()["expects"]
+        assert expects == table.view(table.sight(EVERYTHING))["expects"]
         assert len(expects) == (2 - len(table.shuffled) if table.phase == "shuffle" else 1)
         for x in expects:
             who, command = x["player"], x["command"]

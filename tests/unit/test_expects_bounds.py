@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from domain.cards import new_deck
 from domain.errors import DomainError
 from domain.games import GAMES
+from domain.sight import EVERYTHING
 from tests.helpers import Seeds, StepClock, pick, random_args
 
 common = settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -32,7 +33,7 @@ def played(name: str, seed: int, commands: int):
     table.collect_events()
     for _ in range(commands):
         yield table, clock, seeds
-        table.handle(*pick(table.view(), rng), clock(), seeds)
+        table.handle(*pick(table.view(table.sight(EVERYTHING)), rng), clock(), seeds)
         table.collect_events()
 
 
@@ -73,7 +74,7 @@ def test_a_number_at_either_end_of_its_bounds_is_taken_and_one_past_either_end_i
                     continue
                 checked += 1
                 command, player, low, high = entry["command"], entry["player"], bounds["min"], bounds["max"]
-                others = random_args(table.view(), entry, random.Random(seed))  # the other fields, within bounds
+                others = random_args(table.view(table.sight(EVERYTHING)), entry, random.Random(seed))  # the other fields, within bounds
                 for value, taken in ((low, True), (high, True), (low - 1, False), (high + 1, False)):
                     assert accepted(table, clock, seeds, command, player, {**others, field: value}) is taken
     assert checked

@@ -101,6 +101,15 @@ def test_a_seed_stays_outside_the_chain_so_changing_it_keeps_the_chain_intact() 
     assert verify_shoe.check_chain(events).ok
 
 
+def test_an_event_shown_with_a_hidden_card_is_skipped_and_the_links_after_it_are_still_checked() -> None:
+    events = chain_vector_events()
+    events[1]["data"] = {**events[1]["data"], "card": "??"}  # as a reader shown a face-down card sees it
+
+    assert verify_shoe.check_chain(events).ok
+    events[2]["data"]["amount"] = 51
+    assert verify_shoe.check_chain(events).broken_at == 3
+
+
 def test_a_missing_version_breaks_the_chain() -> None:
     events = chain_vector_events()
     del events[1]

@@ -41,7 +41,12 @@ function browserPart(tableId, result, events) {
     : ["This browser finds the log failing first at ",
       versionLink(tableId, failed, { "data-testid": "failed-version", class: "first-failure" }), "."]);
   if (!result.ok && failed !== null && failed !== undefined) verdict.dataset.failedVersion = String(failed);
-  return [verdict,
+  const hidden = result.hidden || [];
+  // Events shown with a face-down card hidden from this token: their digests are over the full events.
+  const unchecked = hidden.length ? h("p", { "data-testid": "hidden" }, `${hidden.length} event`
+    + `${hidden.length === 1 ? "" : "s"} hide a card from this token (the first at version ${hidden[0]}): `
+    + "their own digests are checked once the round is over and its cards are shown.") : null;
+  return [verdict, unchecked,
     findings.length ? h("ol", { class: "findings" }, findings.map((f) => h("li", {
       class: f.version === failed ? "first" : null, dataset: { version: String(f.version ?? "") } },
     versionLink(tableId, f.version), ` ${f.check}: ${f.message}`))) : null];

@@ -32,11 +32,14 @@
  *   import { verifyTable, readTable } from "/desk/static/verify.js";
  *   const table = await readTable("", tableId, { token });   // the head first, then the log, then the keys
  *   const result = await verifyTable({ ...table, receipts: keptReceipts });
- *   // result: { ok, failedVersion, findings: [{ version, check, message }], events, shoes, receipts }
+ *   // result: { ok, failedVersion, findings: [{ version, check, message }], events, hidden, shoes, receipts }
  *
  * `ok` is true when nothing was found; `failedVersion` is the lowest version a finding names (null when
  * none names one); findings are in version order. `shoes` lists each shoe ({shoe, deck, decks, cut,
- * dealt, revealed, ok}: ok null while unrevealed) and `receipts` counts the signatures verified.
+ * dealt, revealed, ok}: ok null while unrevealed) and `receipts` counts the signatures verified. `hidden`
+ * lists the versions shown with a part hidden from this reader (a face-down card not shown yet): their
+ * digests are not recomputed here, every other link is; once the round is over and its cards are shown,
+ * nothing is hidden and the whole chain is checked.
  * verifyTable throws (rather than answering "failed") when the browser cannot check at all: no WebCrypto
  * (an insecure page) or no Ed25519 in it.
  */
@@ -332,7 +335,18 @@ async function linkProblem(event, before) {
   return found.length ? found.join("; ") : null;
 }
 
-async function checkChain(events, found) {
+/**
+ * Whether the reader was shown this event with a part hidden from him ("??" for a face-down card, a null
+ * total; docs/api.md "What each role sees"): its recorded digest is over the full event, so it cannot be
+ * recomputed here, while the next event still links to that recorded digest.
+ */
+export function hidesSomething(event) {
+  const data = isObject(event) && isObject(event.data) ? event.data : {};
+  if (event.type === "HandStood" && data.total === null) return true;
+  return JSON.stringify(data).includes('"??"');
+}
+
+async function checkChain(events, found, hidden) {
   const byVersion = orderFindings(events, found);
   const versions = [...byVersion.keys()].sort((a, b) => a - b);
   // Each link needs only the digest recorded before it: the links are checked side by side.
@@ -342,6 +356,10 @@ async function checkChain(events, found) {
       slice.map((version) => {
         const before = version > 1 ? byVersion.get(version - 1) : null;
         if (version > 1 && !before) return null; // named as missing: nothing to link it to
+        if (hidesSomething(byVersion.get(version))) {
+          hidden.push(version);
+          return null;
+        }
         return linkProblem(byVersion.get(version), before);
       }),
     );
@@ -593,7 +611,8 @@ export async function verifyTable({ events, keys, head, receipts } = {}) {
   if (!Array.isArray(events)) throw new TypeError("verifyTable needs the log: events, an array");
   subtle();
   const findings = [];
-  const byVersion = await checkChain(events, findings);
+  const hidden = [];
+  const byVersion = await checkChain(events, findings, hidden);
   const shoes = await checkShoes(events, findings);
   const verified = await checkReceipts({ head, keys, receipts }, byVersion, findings);
   // Stable: the findings of one version keep the order in which they were found.
@@ -603,6 +622,7 @@ export async function verifyTable({ events, keys, head, receipts } = {}) {
     failedVersion: findings.length && findings[0].version !== null ? findings[0].version : null,
     findings,
     events: events.length,
+    hidden: hidden.sort((a, b) => a - b),
     shoes,
     receipts: verified,
   };
