@@ -56,3 +56,6 @@ banker_hand  # domain/punto_banco/events.py: CoupDecided
 
 # flask-smorest: a Blueprint's arguments() reads ARGUMENTS_PARSER (api/tables.py sets the policy's parser).
 _.ARGUMENTS_PARSER
+
+# flask-smorest: its Api registers its own _openapi_json as the view of /openapi.json (api/openapi.py overrides it).
+_._openapi_json

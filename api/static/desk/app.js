@@ -30,11 +30,11 @@ const ROLE_WORDS = {
 let games = null;
 let current = null;
 
-// What every view may use: the caller's role and the games (x-games of /openapi.json).
+// What every view may use: the caller's role and the games (GET /games: x-games of /openapi.json alone).
 const desk = {
   role: null,
   games() {
-    games ??= api("/openapi.json").then((doc) => doc["x-games"] || {}).catch(() => ({}));
+    games ??= api("/games").catch(() => ({}));
     return games;
   },
   mayCommand() {
