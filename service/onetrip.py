@@ -13,6 +13,11 @@ round trip, one implicit transaction, nothing written unless all of it is. What 
   a version taken first is an IntegrityError, as it was;
 - the notification ids, in the order the events were given.
 
+And it refuses, as a version already taken (IntegrityError, SQLSTATE 23000), a save whose first event of a table
+would not follow a version in the log (a log cut short behind a table cached in a process): with both checks
+inside the write, a command can be decided on the cached table without reading the log first. A refused save
+is decided again on the table read from the log, which names the damage (service/replay.py).
+
 The function is created (or replaced) where the library creates its tables (``CREATE_TABLE``). A store
 whose tables were created without it (by an older version, with ``CREATE_TABLE=n``) is written the library's
 way, and the server's log says so once. ``APPLICATION_RECORDER_TOPIC`` set to the library's own recorder
@@ -53,6 +58,13 @@ class OneTripRecorder(PostgresApplicationRecorder):
             "BEGIN "
             "SET LOCAL lock_timeout = '{lock_timeout}s'; "
             "LOCK TABLE {schema}.{table} IN EXCLUSIVE MODE; "
+            "IF EXISTS (SELECT FROM unnest(events) AS e WHERE e.originator_version > 1 "
+            "AND NOT EXISTS (SELECT FROM unnest(events) AS f "
+            "WHERE f.originator_id = e.originator_id AND f.originator_version = e.originator_version - 1) "
+            "AND NOT EXISTS (SELECT FROM {schema}.{table} AS t "
+            "WHERE t.originator_id = e.originator_id AND t.originator_version = e.originator_version - 1)) THEN "
+            "RAISE EXCEPTION 'an event would follow a version missing from the log' USING ERRCODE = '23000'; "
+            "END IF; "
             "NOTIFY {channel}; "
             "RETURN QUERY INSERT INTO {schema}.{table} (originator_id, originator_version, topic, state) "
             "SELECT originator_id, originator_version, topic, state FROM unnest(events) "
@@ -61,6 +73,13 @@ class OneTripRecorder(PostgresApplicationRecorder):
         ).format(lock_timeout=datastore.lock_timeout, **names))
         self.save_statement = SQL("SELECT id FROM {schema}.{function}(%s) AS id").format(**names)
         self.function_missing = False
+
+    @property
+    def checks_predecessors(self) -> bool:
+        """Whether a save is refused (IntegrityError) when its first event of an aggregate would not follow a
+        version in the log: a command may then be decided on this process's cached table without reading the
+        log first (service/commands.py)."""
+        return not self.function_missing
 
     @retry((InterfaceError, OperationalError), max_attempts=10, wait=0.2)
     def insert_events(self, stored_events: Sequence[StoredEvent], **kwargs: Any) -> Sequence[int] | None:

@@ -80,3 +80,41 @@ def test_a_store_without_the_function_is_written_the_librarys_way(make, postgres
     state = play(older, table_id, 5, random.Random(5))
     assert older.recorder.function_missing
     assert state["version"] == len(older.recorder.select_events(older._uuid(table_id)))
+
+
+def test_a_save_over_a_gap_in_the_log_is_refused_and_nothing_is_written(make):
+    service = make()
+    table_id = service.open_table(*OPENING)["table_id"]
+    stored = service.recorder.select_events(service._uuid(table_id))
+    with pytest.raises(IntegrityError):
+        service.recorder.insert_events([dataclasses.replace(stored[0], originator_version=3)])  # version 2 missing
+    assert [e.originator_version for e in service.recorder.select_events(service._uuid(table_id))] == [1]
+
+
+def test_a_command_on_a_table_this_process_holds_at_its_head_reads_nothing_before_its_save(make):
+    import random
+
+    service = make()
+    table_id = service.open_table(*OPENING)["table_id"]
+    state = play(service, table_id, 3, random.Random(2))
+    reads = []
+    select = service.recorder.select_events
+    service.recorder.select_events = lambda *a, **k: reads.append(a) or select(*a, **k)
+    command, player, args = pick(state, random.Random(4))
+    assert service.execute(table_id, command, player, args)["version"] > state["version"]
+    assert reads == []
+
+
+def test_a_command_on_a_table_another_process_moved_on_is_decided_on_the_log_not_refused(make):
+    import random
+
+    first, second = make(), make()
+    table_id = first.open_table(*OPENING)["table_id"]
+    play(first, table_id, 3, random.Random(2))  # first holds the table in its cache
+    moved = play(second, table_id, 4, random.Random(8))  # second moves it on: first's copy is stale
+    command, player, args = pick(moved, random.Random(9))
+    # If-Match the version only the log knows: not refused as a mismatch on the stale copy
+    result = first.execute(table_id, command, player, args, expected_version=moved["version"])
+    assert result["version"] > moved["version"]
+    assert second.current_state(table_id) == first.current_state(table_id) == result["state"]
+    assert first.verify(table_id)["ok"]
