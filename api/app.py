@@ -6,7 +6,7 @@ from typing import Any
 
 from flask import Flask
 
-from api import audit, auth, desk, errors, identity, keys, logs, openapi, ops, players, policy, ratelimit, streams, tables
+from api import audit, auth, desk, errors, identity, keys, logs, openapi, ops, pages, players, policy, ratelimit, streams, tables
 from api.schemas import games_document
 from service.application import TablesService
 from service.config import Settings, load
@@ -39,6 +39,8 @@ def create_app(settings: Settings | None = None, service: Any = None, credential
     app.extensions["zametano"] = service
     # Players' tokens are minted and checked without the event store: its outage does not lock players out.
     app.extensions["zametano_credentials"] = credentials or load_credentials(settings)
+    # Before the Api, which documents /games among its own paths; its compression runs after every other hook.
+    pages.register(app)
     api = openapi.Api(app)
     api.register_blueprint(tables.blp)
     api.register_blueprint(streams.blp)

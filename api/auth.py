@@ -23,10 +23,10 @@ from domain.sight import AUDITOR, EVERYTHING, OPERATOR, SURVEILLANCE, Viewer
 from service.errors import BadCredential
 
 # /keys is public on purpose: anyone holding a receipt must be able to fetch the key to check it. /docs (and
-# the files its page loads) shows only what /openapi.json does. The desk's pages and files (api/desk.py) hold
+# the files its page loads) and /games show only what /openapi.json does. The desk's pages and files (api/desk.py) hold
 # no table data: a browser cannot send a token with a page it navigates to, so the page asks for one and
 # sends it with every API call it makes.
-OPEN_PATHS = ("/healthz", "/readyz", "/metrics", "/openapi.json", "/keys", "/docs", "/desk")
+OPEN_PATHS = ("/healthz", "/readyz", "/metrics", "/openapi.json", "/games", "/keys", "/docs", "/desk")
 OPEN_PREFIXES = ("/docs/assets/", "/desk/")
 # The role of every request when the service has no tokens: anyone (on loopback) may do everything.
 OPEN_ROLE = "open"

@@ -20,7 +20,7 @@ from apispec import APISpec, BasePlugin
 from flask import Blueprint, Flask, send_from_directory
 from flask_smorest import Blueprint as ApiBlueprint
 
-from api import auth, ratelimit
+from api import auth, pages, ratelimit
 from api.schemas import ErrorSchema, HeadChangeSchema, HealthSchema, ReadinessSchema
 
 NDJSON = "application/x-ndjson"
@@ -42,6 +42,8 @@ HEADERS = {
     "Retry-After": _header("Seconds to wait before trying again.", {"type": "integer", "minimum": 1}),
     "WWW-Authenticate": _header('The scheme this service takes: Bearer realm="zametano".'),
     "Allow": _header("The methods this path takes."),
+    "DocumentTag": _header("A digest of the document's bytes: send it back as If-None-Match to hear 304 while it is "
+                           "unchanged.", {"type": "string", "pattern": '^"[0-9a-f]+"$'}),
     "X-Request-Id": _header("The request's id, as the service's log names it: quote it when reporting a problem.",
                             required=False),
 }
@@ -117,11 +119,23 @@ OPERATIONS: dict[str, dict[str, Any]] = {
     "/metrics": {"responses": {200: {"description": "Prometheus text exposition, format 0.0.4 (`text/plain; version=0.0.4`).",
                                      "content": {"text/plain": {"schema": {"type": "string"}}}}}},
 }
-# The document and its page, which flask-smorest serves (the page's files: asset() below).
+# The documents that do not change while the service runs: their strong ETag, and 304 while it is the client's.
+UNCHANGED = {
+    304: {"description": "The document named by If-None-Match is still this one: no body.",
+          "headers": {"ETag": "DocumentTag", "X-Request-Id": "X-Request-Id"}},
+}
+_DOCUMENT = {"parameters": ["If-None-Match"]}
+# The document and its page, which flask-smorest serves (the page's files: asset() below), and the games alone
+# (api/pages.py).
 OWN_PATHS: dict[str, dict[str, Any]] = {
-    "/openapi.json": {"summary": "This document.", "tags": ["documentation"], "responses": {200: {
-        "description": "The OpenAPI document.",
-        "content": {"application/json": {"schema": {"type": "object", "additionalProperties": True}}}}}},
+    "/openapi.json": {"summary": "This document.", "tags": ["documentation"], **_DOCUMENT, "responses": {200: {
+        "description": "The OpenAPI document.", "headers": {"ETag": "DocumentTag"},
+        "content": {"application/json": {"schema": {"type": "object", "additionalProperties": True}}}}, **UNCHANGED}},
+    "/games": {"summary": "The games (this document's x-games alone): who plays, roles, options, accounts, commands.",
+               "tags": ["documentation"], **_DOCUMENT, "responses": {200: {
+                   "description": "Every game by its name.", "headers": {"ETag": "DocumentTag"},
+                   "content": {"application/json": {"schema": {"type": "object", "additionalProperties": True}}}},
+                   **UNCHANGED}},
     DOCS: {"summary": "This document as an interactive page (Swagger UI), served with its files.",
            "tags": ["documentation"], "responses": {200: {
                "description": "The page.", "content": {"text/html": {"schema": {"type": "string"}}}}}},
@@ -194,9 +208,14 @@ class Api(flask_smorest.Api):
 
     def __init__(self, app: Flask) -> None:
         super().__init__(app, spec_kwargs={"extra_plugins": [HttpPlugin()]})
+        # Built on its first request, once every blueprint has added its operations; 82 KB, so not once a request.
+        self._document = pages.Document(self.spec.to_dict, indent=2)
         for rule in app.url_map.iter_rules():
             if rule.rule in OWN_PATHS:
                 self.spec.path(rule=rule, operations={"get": OWN_PATHS[rule.rule]})
+
+    def _openapi_json(self) -> Any:
+        return self._document.answer()
 
 
 # Swagger UI fetches the document from the page's own server and no validator elsewhere (no other host at all).

@@ -26,6 +26,7 @@ from api.schemas import (
     StateQueryArgs,
     TablesPageSchema,
     TableStateSchema,
+    as_given,
 )
 
 blp = Blueprint("tables", __name__, description="Open tables, play them, read their state and history.")
@@ -74,7 +75,7 @@ def _roles(args: dict[str, Any]) -> dict[str, Any]:
 @blp.route("/tables/<table_id>")
 class TableView(MethodView):
     @http.conditional
-    @blp.response(200, TableStateSchema, headers=STATE_HEADERS)
+    @blp.response(200, as_given(TableStateSchema()), headers=STATE_HEADERS)
     @answers(304, 400, 404, 409, 412, 503, reads=("If-None-Match", "If-Match"))
     def get(self, table_id: str) -> Any:
         """The table's current state.
@@ -108,7 +109,7 @@ class HistoricState(MethodView):
 @blp.route("/tables/<table_id>/commands")
 class Commands(MethodView):
     @blp.arguments(CommandArgs)
-    @blp.response(200, CommandResultSchema, headers=STATE_HEADERS)
+    @blp.response(200, as_given(CommandResultSchema()), headers=STATE_HEADERS)
     @answers(400, 403, 404, 409, 413, 415, 422, 503, reads=("If-Match", "Idempotency-Key"))
     def post(self, args: dict[str, Any], table_id: str) -> Any:
         """Issue a game command.

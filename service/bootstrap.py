@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from domain.games import GAMES, ROUND_MARKS
 from domain.shuffle import SEED_BYTES
-from service import atrest, metrics, streams
+from service import atrest, metrics, onetrip, streams
 from service.config import Settings
 from service.files import private_sqlite
 from service.groupcommit import GroupCommitter
@@ -51,13 +51,16 @@ def seed_keys_for(settings: Settings | None) -> SeedKeys:
 def library_env(settings: Settings | None, env: dict[str, str] | None) -> dict[str, Any]:
     """The eventsourcing library's environment: the settings' persistence, then what the caller adds. An
     SQLite store is made (or narrowed to) mode 0600 before the library opens it. CIPHER_KEY without a
-    CIPHER_TOPIC takes the key file's cipher class."""
+    CIPHER_TOPIC takes the key file's cipher class. PostgreSQL's recorder writes a save in one statement
+    (service/onetrip.py)."""
     merged = dict(settings.persistence) if settings else {}
     merged.update(env or {})
     if merged.get("CIPHER_KEY") and not merged.get("CIPHER_TOPIC"):
         merged["CIPHER_TOPIC"] = atrest.CIPHER_TOPIC  # the same AES-GCM, faster (service/atrest.py)
     if merged.get("PERSISTENCE_MODULE") == "eventsourcing.sqlite":
         private_sqlite(str(merged.get("SQLITE_DBNAME", "")))
+    if merged.get("PERSISTENCE_MODULE") == "eventsourcing.postgres":
+        merged.setdefault("APPLICATION_RECORDER_TOPIC", onetrip.TOPIC)  # a save in one round trip
     return merged
 
 

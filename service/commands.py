@@ -17,7 +17,7 @@ from domain.errors import BadArgument, DomainError, NotAllowedNow
 from domain.games import GAMES
 from domain.sight import EVERYTHING, Viewer
 from domain.table import Table
-from service import idempotency, metrics, present
+from service import idempotency, metrics, present, replay
 from service.errors import ConcurrentWrite, VersionMismatch
 
 RETRIES = 5
@@ -65,15 +65,13 @@ class Commands:
         if earlier is not None:
             return earlier
         for attempt in range(RETRIES):
-            table = self.table(table_id)
-            first = table.version + 1
+            cached = replay.cached_head(self, table_id) if attempt == 0 else None  # unread: see _decide
+            table = cached or self.table(table_id)
             try:
-                table.check_acting(player, as_player)
-                if expected_version is not None and expected_version != table.version:
-                    raise VersionMismatch(expected_version, table.version)
-                shown = self.shown_expects.get((table.id, table.version, table.head))
-                table.handle(command, player, args, self.clock(), self.new_seed, shown, by=by)
+                first = self._decide(table, command, player, args, expected_version, as_player, by)
             except (DomainError, VersionMismatch) as refused:
+                if cached is not None:
+                    continue  # perhaps refused only because the cached table was stale: decided again on the log's
                 # The same key may have been recorded since it was looked up (a repeat that arrived while the
                 # first was in flight reads the table after the first's commit): its response, not a refusal.
                 earlier = idempotency.repeated(self, table_id, command, idempotency_key, body_sha, viewer)
@@ -87,13 +85,31 @@ class Commands:
                 earlier = idempotency.repeated(self, table_id, command, idempotency_key, body_sha, viewer)
                 if earlier is not None:
                     return earlier
+                if cached is not None:
+                    continue  # the cached table was stale (or its log cut): decided again on the log's
                 if expected_version is not None or attempt == RETRIES - 1:
                     metrics.conflict("concurrent_write")
                     raise ConcurrentWrite() from None
                 _retried(table_id, command, attempt + 1)
                 continue
-            return self.result(table, appended, viewer)
+            answer = self.result(table, appended, viewer)
+            replay.remember(self, table)
+            return answer
         raise AssertionError("unreachable")  # pragma: no cover
+
+    def _decide(self, table: Table, command: str, player: str, args: dict[str, Any], expected_version: int | None,
+                as_player: str | None, by: str | None) -> int:
+        """Decides the command on ``table`` (its events pending) or refuses it; returns the first new version.
+        A command is first decided on this process's cached table without reading the log (service/replay.py
+        cached_head): if that table was stale, the save is refused and the command decided again on the table
+        read from the log, and a refusal is only ever given on the table read from the log."""
+        first = table.version + 1
+        table.check_acting(player, as_player)
+        if expected_version is not None and expected_version != table.version:
+            raise VersionMismatch(expected_version, table.version)
+        shown = self.shown_expects.get((table.id, table.version, table.head))
+        table.handle(command, player, args, self.clock(), self.new_seed, shown, by=by)
+        return first
 
     def _commit(self, table: Table, *saved_with: Any) -> None:
         """One command's save: its own transaction, or a share of a group commit's."""

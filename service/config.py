@@ -1,7 +1,7 @@
 """Every setting the service reads from the environment, in one place.
 
 Persistence uses the eventsourcing library's own variables (PERSISTENCE_MODULE, SQLITE_DBNAME,
-POSTGRES_*, CREATE_TABLE, CIPHER_*, COMPRESSOR_TOPIC, AGGREGATE_CACHE_MAXSIZE); with none set the
+POSTGRES_*, CREATE_TABLE, CIPHER_*, COMPRESSOR_TOPIC, AGGREGATE_CACHE_MAXSIZE, APPLICATION_RECORDER_TOPIC); with none set the
 service keeps its events in an SQLite file under ./var/, encrypted under a key it makes there
 (service/atrest.py), and signs receipts with a key it makes there too (service/signing.py).
 """
@@ -38,6 +38,7 @@ LIBRARY_VARIABLES = (
     "CIPHER_KEY",
     "COMPRESSOR_TOPIC",
     "AGGREGATE_CACHE_MAXSIZE",
+    "APPLICATION_RECORDER_TOPIC",
 )
 # Our own.
 OWN_VARIABLES = (

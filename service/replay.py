@@ -66,6 +66,37 @@ def rebuild(app: TablesService, table_id: str, version: int | None = None) -> Ta
     return table
 
 
+def cached_head(app: TablesService, table_id: str) -> Table | None:
+    """A private copy of the table as this process last saved or read it, NOT checked against the log; None when
+    not cached or when the store cannot make up for that. Only a command may use it: its save is refused if the
+    table moved on meanwhile (the unique key on table and version) or its log was cut behind it (the recorder's
+    check, service/onetrip.py), and is then decided again on the table read from the log. It spares the command
+    the read that fast-forwards the cached table, and the replay of the events found."""
+    if app.repository.cache is None or not getattr(app.recorder, "checks_predecessors", False):
+        return None
+    uuid = table_uuid(table_id)
+    with app.head_locks.setdefault(uuid, threading.Lock()):
+        try:
+            cached = app.repository.cache.get(uuid)
+        except KeyError:
+            return None
+        return _private_copy(cached) if isinstance(cached, Table) else None
+
+
+def remember(app: TablesService, table: Table) -> None:
+    """A table just saved becomes the cached one (the library caches only what it read), unless the cache already
+    holds a later version. The caller must not change the table afterwards."""
+    if app.repository.cache is None:
+        return
+    with app.head_locks.setdefault(table.id, threading.Lock()):
+        try:
+            cached = app.repository.cache.get(table.id)
+        except KeyError:
+            cached = None
+        if cached is None or cached.version < table.version:
+            app.repository.cache.put(table.id, table)
+
+
 def decoded(app: TablesService, table_id: str, rows: list[Any]) -> list[TableEvent]:
     """Stored rows as events; the first that cannot be read is a DamagedLog naming its version."""
     events = []

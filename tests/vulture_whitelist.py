@@ -64,3 +64,11 @@ ended_at
 balance
 theoretical_loss
 next_cursor
+
+# flask-smorest: its Api registers its own _openapi_json as the view of /openapi.json (api/openapi.py overrides it).
+_._openapi_json
+
+# api/schemas.py as_given: flask-smorest calls the schema's dump, which it replaces.
+_.dump
+# service/onetrip.py: the library builds its recorder from APPLICATION_RECORDER_TOPIC (service/bootstrap.py).
+OneTripRecorder

@@ -323,6 +323,7 @@ def full_worker(path: Callable[[Worlds], str]) -> Send:
 # the same request provokes that app's refusal.
 PLAIN: dict[tuple[str, str], Callable[[Worlds], tuple[str, dict[str, Any]]]] = {
     ("GET", "/openapi.json"): lambda w: ("/openapi.json", {}),
+    ("GET", "/games"): lambda w: ("/games", {}),
     ("GET", "/docs"): lambda w: ("/docs", {}),
     ("GET", "/tables"): lambda w: ("/tables", {}),
     ("POST", "/tables"): lambda w: ("/tables", {"json": CDF}),
@@ -366,6 +367,16 @@ def damaged(method: str, path: Callable[[Worlds], str], **kwargs: Any) -> Send:
     return on("damaged", method, lambda w: path(w).format(d=w.damaged.tables["damaged"]), **kwargs)
 
 
+def same_document(path: str) -> Send:
+    """The document asked for again with the ETag it was first answered with."""
+
+    def send(w: Worlds) -> Any:
+        tag = w.main.call("GET", path).headers["ETag"]
+        return w.main.call("GET", path, headers={"If-None-Match": tag})
+
+    return send
+
+
 TABLE, STATE, COMMANDS = "/tables/{table_id}", "/tables/{table_id}/state", "/tables/{table_id}/commands"
 HEADS = "/events"
 MINT, MINT_ANNA = "/players/{player}/tokens", "/players/anna/tokens"
@@ -395,6 +406,7 @@ CASES = [
     Case("POST", "/tables", 422, "one player", main("POST", lambda w: "/tables", json={**CDF, "players": ["anna"]})),
     Case("POST", "/tables", 422, "an array", main("POST", lambda w: "/tables", json=[CDF])),
     Case("GET", TABLE, 304, "If-None-Match its ETag", not_modified),
+    *(Case("GET", doc, 304, "If-None-Match its ETag", same_document(doc)) for doc in ("/openapi.json", "/games")),
     Case("GET", TABLE, 200, "If-None-Match of a version it moved on from", moved_on),
     Case("GET", TABLE, 400, "If-Match names no version", main("GET", lambda w: f"/tables/{t(w)}",
                                                               headers={"If-Match": "x"})),
@@ -485,8 +497,8 @@ CASES = [
 ]
 
 # The paths whose answers never touch the event store.
-NO_STORE = ("/healthz", "/metrics", "/openapi.json", "/docs", "/me", MINT)
-OPEN = ("/healthz", "/readyz", "/metrics", "/openapi.json", "/keys", "/docs")
+NO_STORE = ("/healthz", "/metrics", "/openapi.json", "/games", "/docs", "/me", MINT)
+OPEN = ("/healthz", "/readyz", "/metrics", "/openapi.json", "/games", "/keys", "/docs")
 NEVER_LIMITED = ("/healthz", "/readyz", "/metrics")
 
 

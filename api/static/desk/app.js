@@ -35,13 +35,13 @@ const ROLE_WORDS = {
 let games = null;
 let current = null;
 
-// What every view may use: the caller's role and the games (x-games of /openapi.json).
+// What every view may use: the caller's role and the games (GET /games: x-games of /openapi.json alone).
 const desk = {
   role: null,
   name: null, // a player's name (GET /me), and the tables his token is valid on (null: every table)
   tables: null,
   games() {
-    games ??= api("/openapi.json").then((doc) => doc["x-games"] || {}).catch(() => ({}));
+    games ??= api("/games").catch(() => ({}));
     return games;
   },
   mayCommand() {
