@@ -6,7 +6,7 @@ from typing import Any
 
 from flask import Flask
 
-from api import audit, auth, desk, errors, identity, keys, logs, openapi, ops, players, policy, ratelimit, streams, tables
+from api import audit, auth, desk, edge, errors, identity, keys, logs, loopback, openapi, ops, players, policy, ratelimit, streams, tables
 from api.schemas import games_document
 from service.application import TablesService
 from service.config import Settings, load
@@ -51,10 +51,12 @@ def create_app(settings: Settings | None = None, service: Any = None, credential
     app.register_blueprint(desk.blp)  # pages, not API operations: outside the OpenAPI document
     logs.register(app)  # first: every answer, even one a later hook gives early, has its request id
     errors.register(app)
+    loopback.register(app)  # before anything else reads the request: open mode serves loopback only
     ratelimit.register(app, settings.rate_limit)  # before auth: floods without a valid token count too
     auth.register(app)
     policy.register(app, settings.max_body_bytes)  # after auth: no body is read for an unknown client
     ops.register(app)
+    edge.register(app)  # last: a request enters the gate once every check has passed and its body is read
     return app
 
 
