@@ -42,15 +42,18 @@ class Held:
     stop: threading.Event = field(default_factory=threading.Event)
 
     def answers(self, timeout: float) -> dict[str, list[bytes]]:
-        """The first bytes each slow client reads back (b"" for a connection closed unanswered)."""
+        """What each slow client reads back until the server closes its connection (b"" for none)."""
         found: dict[str, list[bytes]] = {}
         for kind, socks in self.sockets.items():
             for sock in socks:
                 sock.settimeout(timeout)
+                answer = b""
                 try:
-                    found.setdefault(kind, []).append(sock.recv(4096))
+                    while data := sock.recv(65536):
+                        answer += data
                 except OSError:
-                    found.setdefault(kind, []).append(b"")
+                    pass  # reset once answered, or never answered: the caller looks at what came
+                found.setdefault(kind, []).append(answer)
         return found
 
 
