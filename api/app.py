@@ -6,7 +6,7 @@ from typing import Any
 
 from flask import Flask
 
-from api import audit, auth, desk, edge, errors, identity, keys, logs, loopback, openapi, ops, players, policy, ratelimit, streams, tables
+from api import audit, auth, desk, edge, errors, holders, identity, keys, logs, loopback, openapi, ops, players, policy, ratelimit, streams, tables
 from api.schemas import games_document
 from service.application import TablesService
 from service.config import Settings, load
@@ -37,6 +37,7 @@ def create_app(settings: Settings | None = None, service: Any = None, credential
         # follower keeps the read model up to date in the background (service/readmodel/follower.py).
         service = LazyService(lambda: checked(TablesService(settings, follow=True)))
     app.extensions["zametano"] = service
+    app.extensions["zametano_stream_holders"] = holders.Holders(settings.max_streams)
     # Players' tokens are minted and checked without the event store: its outage does not lock players out.
     app.extensions["zametano_credentials"] = credentials or load_credentials(settings)
     api = openapi.Api(app)
