@@ -37,7 +37,6 @@ import threading
 from collections.abc import Iterable
 from typing import Any, NoReturn
 
-from gunicorn.app.base import BaseApplication
 from gunicorn.util import parse_address
 
 from api.edge import DEFAULT_MAX_CONNECTIONS, max_connections, read_timeout
@@ -84,8 +83,11 @@ def worker_settings(threads: int, streams: int = 0, connections: int = DEFAULT_M
 
 
 def worker_count(text: str | None, source: str) -> int:
-    """The number of workers ``source`` (--workers, WEB_CONCURRENCY) names: a whole number, 1 or more."""
-    value = (text or "").strip() or str(DEFAULT_WORKERS)
+    """The number of workers ``source`` (--workers, WEB_CONCURRENCY) names: a whole number, 1 or more; an
+    unset or empty WEB_CONCURRENCY is the default."""
+    value = (text or "").strip()
+    if not value and source == "WEB_CONCURRENCY":
+        return DEFAULT_WORKERS
     if not value.isdigit() or int(value) < 1:
         raise ConfigError(f"{source} is the number of worker processes, a whole number of 1 or more, not {text!r}")
     return int(value)
@@ -291,23 +293,37 @@ def post_fork(server: Any, worker: Any) -> None:
         sys.exit(0)
 
 
-class Server(BaseApplication):  # type: ignore[misc]
-    def __init__(self, options: dict[str, Any], prepared: str | None = None) -> None:
-        self.options = options
-        self.prepared = prepared  # what prepare_store said, when it ran before gunicorn started
-        super().__init__()
+def server_class() -> type:
+    """gunicorn's application for the options given. Imported only now: gunicorn reads WEB_CONCURRENCY as its
+    settings module is imported, and a value that is not a number would stop it with a traceback before
+    ``main`` could say so in one line."""
+    from gunicorn.app.base import BaseApplication
 
-    def load_config(self) -> None:
-        for key, value in self.options.items():
-            self.cfg.set(key, value)
-        if "control_socket_disable" in self.cfg.settings:
-            # several servers (tests, benchmarks) may run at once; none needs gunicorn's control socket
-            self.cfg.set("control_socket_disable", True)
+    class Server(BaseApplication):  # type: ignore[misc]
+        def __init__(self, options: dict[str, Any], prepared: str | None = None) -> None:
+            self.options = options
+            self.prepared = prepared  # what prepare_store said, when it ran before gunicorn started
+            super().__init__()
 
-    def load(self) -> Any:
-        from api.app import create_app
+        def load_config(self) -> None:
+            for key, value in self.options.items():
+                self.cfg.set(key, value)
+            if "control_socket_disable" in self.cfg.settings:
+                # several servers (tests, benchmarks) may run at once; none needs gunicorn's control socket
+                self.cfg.set("control_socket_disable", True)
 
-        return create_app()
+        def load(self) -> Any:
+            from api.app import create_app
+
+            return create_app()
+
+    return Server
+
+
+def __getattr__(name: str) -> Any:
+    if name == "Server":  # `from api.server import Server` (scripts/bench_http.py) still works
+        return server_class()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def listening_port(text: str) -> int:
@@ -345,7 +361,7 @@ def main(argv: list[str] | None = None) -> int:
         remove_metrics_dir()
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_REFUSED
-    Server(
+    server_class()(
         {
             "bind": bind,
             "workers": workers,
