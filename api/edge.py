@@ -67,19 +67,21 @@ def read_timeout(environ: Any = None) -> float:
 
 
 class _Reading:
-    __slots__ = ("deadline", "phase", "expired")
+    __slots__ = ("sock", "deadline", "phase", "expired")
 
-    def __init__(self, deadline: float, phase: str) -> None:
-        self.deadline, self.phase, self.expired = deadline, phase, False
+    def __init__(self, sock: Any, deadline: float, phase: str) -> None:
+        self.sock, self.deadline, self.phase, self.expired = sock, deadline, phase, False
 
 
 class Deadlines:
     """This process's connections being read, each with the moment its reading must end (one lock, one
-    watchdog). Without a watchdog (another server, the tests' client) nothing is ever cut."""
+    watchdog). Without a watchdog (another server, the tests' client) nothing is ever cut. Connections are
+    known by their descriptor, the same for a socket and its TLS wrapper; one is never reused while the
+    connection's thread, which removes its entry, still runs."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._reading: dict[Any, _Reading] = {}
+        self._reading: dict[int, _Reading] = {}
         self.timeout: float | None = None  # set by the worker, with the watchdog
         self.slots: threading.BoundedSemaphore | None = None
 
@@ -87,27 +89,27 @@ class Deadlines:
         if self.timeout is None or sock is None:
             return
         with self._lock:
-            self._reading[sock] = _Reading(time.monotonic() + self.timeout, phase)
+            self._reading[sock.fileno()] = _Reading(sock, time.monotonic() + self.timeout, phase)
 
     def finish(self, sock: Any) -> str | None:
-        """Reading is over; the phase it was cut in, if it was."""
+        """Reading is over (``sock``: the socket, or its descriptor); the phase it was cut in, if it was."""
         with self._lock:
-            reading = self._reading.pop(sock, None)
+            reading = self._reading.pop(sock if isinstance(sock, int) else _descriptor(sock), None)
         return reading.phase if reading is not None and reading.expired else None
 
     def expired(self, sock: Any) -> bool:
         with self._lock:
-            reading = self._reading.get(sock)
+            reading = self._reading.get(_descriptor(sock))
             return reading is not None and reading.expired
 
     def cut_overdue(self) -> None:
         now = time.monotonic()
         with self._lock:
-            for sock, reading in self._reading.items():
+            for reading in self._reading.values():
                 if not reading.expired and reading.deadline <= now:
                     reading.expired = True
                     try:
-                        sock.shutdown(socket.SHUT_RD)  # the blocked read returns at once; writing still works
+                        reading.sock.shutdown(socket.SHUT_RD)  # the blocked read returns at once; writing still works
                     except OSError:
                         pass
 
@@ -118,6 +120,13 @@ class Deadlines:
 
 
 DEADLINES = Deadlines()
+
+
+def _descriptor(sock: Any) -> int:
+    try:
+        return int(sock.fileno())
+    except (OSError, ValueError):
+        return -1  # closed: it has no entry
 
 
 class TimedInput:
@@ -219,11 +228,12 @@ class Worker(ThreadWorker):  # type: ignore[misc]
         return futures.ThreadPoolExecutor(max_workers=max(self.worker_connections, self.cfg.threads))
 
     def handle(self, conn: Any) -> Any:
+        descriptor = _descriptor(conn.sock)  # gunicorn may close the socket before this thread is done
         DEADLINES.start(conn.sock, "headers")
         try:
             result = super().handle(conn)
         finally:
-            cut = DEADLINES.finish(conn.sock)
+            cut = DEADLINES.finish(descriptor)
         if cut == "headers":
             write_error(conn.sock, 408, "Request Timeout", str(_timeout("line and headers").description))
             return False
