@@ -26,6 +26,7 @@ from __future__ import annotations
 import argparse
 import ctypes
 import errno
+import functools
 import ipaddress
 import os
 import shutil
@@ -293,10 +294,11 @@ def post_fork(server: Any, worker: Any) -> None:
         sys.exit(0)
 
 
+@functools.cache
 def server_class() -> type:
     """gunicorn's application for the options given. Imported only now: gunicorn reads WEB_CONCURRENCY as its
     settings module is imported, and a value that is not a number would stop it with a traceback before
-    ``main`` could say so in one line."""
+    ``main`` could say so in one line. One class, made once: what is set on it (tests) holds for ``main``."""
     from gunicorn.app.base import BaseApplication
 
     class Server(BaseApplication):  # type: ignore[misc]
