@@ -6,7 +6,8 @@ from typing import Any
 
 from flask import Flask
 
-from api import audit, auth, desk, errors, identity, keys, logs, openapi, ops, pages, players, policy, ratelimit, streams, tables
+from api import (audit, auth, desk, edge, errors, holders, identity, keys, logs, loopback, openapi, ops, pages, players, policy,
+                 ratelimit, streams, tables)
 from api.schemas import games_document
 from service.application import TablesService
 from service.config import Settings, load
@@ -37,6 +38,7 @@ def create_app(settings: Settings | None = None, service: Any = None, credential
         # follower keeps the read model up to date in the background (service/readmodel/follower.py).
         service = LazyService(lambda: checked(TablesService(settings, follow=True)))
     app.extensions["zametano"] = service
+    app.extensions["zametano_stream_holders"] = holders.Holders(settings.max_streams)
     # Players' tokens are minted and checked without the event store: its outage does not lock players out.
     app.extensions["zametano_credentials"] = credentials or load_credentials(settings)
     # Before the Api, which documents /games among its own paths; its compression runs after every other hook.
@@ -53,10 +55,12 @@ def create_app(settings: Settings | None = None, service: Any = None, credential
     app.register_blueprint(desk.blp)  # pages, not API operations: outside the OpenAPI document
     logs.register(app)  # first: every answer, even one a later hook gives early, has its request id
     errors.register(app)
+    loopback.register(app)  # before anything else reads the request: open mode serves loopback only
     ratelimit.register(app, settings.rate_limit)  # before auth: floods without a valid token count too
     auth.register(app)
     policy.register(app, settings.max_body_bytes)  # after auth: no body is read for an unknown client
     ops.register(app)
+    edge.register(app)  # last: a request enters the gate once every check has passed and its body is read
     return app
 
 

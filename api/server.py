@@ -25,19 +25,22 @@ from __future__ import annotations
 
 import argparse
 import ctypes
+import errno
+import functools
 import ipaddress
 import os
 import shutil
 import signal
+import socket
 import sys
 import tempfile
 import threading
 from collections.abc import Iterable
 from typing import Any, NoReturn
 
-from gunicorn.app.base import BaseApplication
 from gunicorn.util import parse_address
 
+from api.edge import DEFAULT_MAX_CONNECTIONS, max_connections, read_timeout
 from service.config import ALL_VARIABLES, ConfigError, load, max_streams
 
 # Exit codes (README "Exit codes"): gunicorn's own are 1 (an unexpected failure, with a traceback), 3 (a
@@ -54,6 +57,7 @@ PRIVATE_UMASK = 0o077
 # Seconds an idle client's connection stays open (threaded workers only): a client sending command after
 # command does not connect again for each one.
 KEEPALIVE = 5
+DEFAULT_WORKERS = 2
 
 
 def web_threads(environ: Any = None) -> int:
@@ -67,17 +71,51 @@ def web_threads(environ: Any = None) -> int:
     return threads
 
 
-def worker_settings(threads: int, streams: int = 0) -> dict[str, Any]:
-    """gunicorn's threaded workers with keep-alive, with ``threads`` for requests and one more for each of the
-    ``streams`` live streams a worker may hold; with one thread its sync worker, which closes every connection
-    (and refuses streams: api/streams.py)."""
+def worker_settings(threads: int, streams: int = 0, connections: int = DEFAULT_MAX_CONNECTIONS) -> dict[str, Any]:
+    """gunicorn's threaded workers with keep-alive and the deadlines of api/edge.py, handling ``threads``
+    requests at once and one more for each of the ``streams`` live streams a worker may hold, each of its
+    ``connections`` read by a thread of its own; with one thread gunicorn's sync worker, which closes every
+    connection, refuses streams (api/streams.py) and has no deadlines: it belongs behind a front that buffers
+    requests (docs/deploy.md)."""
     if threads == 1:
         return {"worker_class": "sync", "threads": 1}
-    return {"worker_class": "gthread", "threads": threads + streams, "keepalive": KEEPALIVE}
+    return {"worker_class": "api.edge.Worker", "threads": threads + streams, "keepalive": KEEPALIVE,
+            "worker_connections": connections}
+
+
+def worker_count(text: str | None, source: str) -> int:
+    """The number of workers ``source`` (--workers, WEB_CONCURRENCY) names: a whole number, 1 or more; an
+    unset or empty WEB_CONCURRENCY is the default."""
+    value = (text or "").strip()
+    if not value and source == "WEB_CONCURRENCY":
+        return DEFAULT_WORKERS
+    if not value.isdigit() or int(value) < 1:
+        raise ConfigError(f"{source} is the number of worker processes, a whole number of 1 or more, not {text!r}")
+    return int(value)
+
+
+def check_free(binds: Iterable[str]) -> None:
+    """ConfigError for an address another process already listens on: gunicorn would try five times over five
+    seconds and stop with a dozen lines and exit code 1."""
+    for bind in binds:
+        address = parse_address(bind)
+        if isinstance(address, (str, int)):
+            continue  # a unix socket gunicorn replaces, or a descriptor it was handed
+        family = socket.AF_INET6 if ":" in address[0] else socket.AF_INET
+        with socket.socket(family, socket.SOCK_STREAM) as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as gunicorn binds
+            try:
+                probe.bind(address)
+            except OSError as exc:
+                if exc.errno == errno.EADDRINUSE:
+                    raise ConfigError(f"{bind} is already in use by another process; stop it or choose another "
+                                      "--port (PORT).") from None
+                raise ConfigError(f"Cannot listen on {bind}: {exc.strerror or exc}") from None
 
 
 def is_loopback(host: str) -> bool:
-    if host == "localhost":
+    """``host`` (a name or an address, IPv6 with or without its brackets) is this machine's loopback."""
+    if host.lower() == "localhost":
         return True
     try:
         return ipaddress.ip_address(host.strip("[]")).is_loopback
@@ -144,6 +182,7 @@ def on_starting(server: Any) -> None:
     os.umask(PRIVATE_UMASK)
     try:
         warning = check_binds(server.cfg.bind)
+        check_free(server.cfg.bind)
         # scripts/run prepared the metrics folder and the store before gunicorn started (and said so): not twice
         store = getattr(server.app, "prepared", None)
         if store is None:
@@ -226,8 +265,10 @@ def post_worker_init(worker: Any) -> None:
     """gunicorn worker, app loaded: a signal that stops it ends its live streams first. gunicorn waits for
     every open request before a worker exits (SIGTERM: up to its graceful timeout, after which the master
     kills it), and a stream only ends when it is told to."""
+    from api.edge import install_error_pages
     from service.streams import stop_all
 
+    install_error_pages()
     for number in STOP_SIGNALS:
         previous = signal.getsignal(number)
         if callable(previous):
@@ -253,23 +294,44 @@ def post_fork(server: Any, worker: Any) -> None:
         sys.exit(0)
 
 
-class Server(BaseApplication):  # type: ignore[misc]
-    def __init__(self, options: dict[str, Any], prepared: str | None = None) -> None:
-        self.options = options
-        self.prepared = prepared  # what prepare_store said, when it ran before gunicorn started
-        super().__init__()
+@functools.cache
+def server_class() -> type:
+    """gunicorn's application for the options given. Imported only now: gunicorn reads WEB_CONCURRENCY as its
+    settings module is imported, and a value that is not a number would stop it with a traceback before
+    ``main`` could say so in one line. One class, made once: what is set on it (tests) holds for ``main``."""
+    from gunicorn.app.base import BaseApplication
 
-    def load_config(self) -> None:
-        for key, value in self.options.items():
-            self.cfg.set(key, value)
-        if "control_socket_disable" in self.cfg.settings:
-            # several servers (tests, benchmarks) may run at once; none needs gunicorn's control socket
-            self.cfg.set("control_socket_disable", True)
+    class Server(BaseApplication):  # type: ignore[misc]
+        def __init__(self, options: dict[str, Any], prepared: str | None = None) -> None:
+            self.options = options
+            self.prepared = prepared  # what prepare_store said, when it ran before gunicorn started
+            super().__init__()
 
-    def load(self) -> Any:
-        from api.app import create_app
+        def load_config(self) -> None:
+            for key, value in self.options.items():
+                self.cfg.set(key, value)
+            if "control_socket_disable" in self.cfg.settings:
+                # several servers (tests, benchmarks) may run at once; none needs gunicorn's control socket
+                self.cfg.set("control_socket_disable", True)
 
-        return create_app()
+        def load(self) -> Any:
+            from api.app import create_app
+
+            return create_app()
+
+    return Server
+
+
+def __getattr__(name: str) -> Any:
+    if name == "Server":  # `from api.server import Server` (scripts/bench_http.py) still works
+        return server_class()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def listening_port(text: str) -> int:
+    if not text.strip().isdigit() or not 0 <= int(text) <= 65535:
+        raise ConfigError(f"--port (PORT) is a port number from 0 to 65535, not {text!r}")
+    return int(text)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -278,27 +340,34 @@ def main(argv: list[str] | None = None) -> int:
         epilog="Environment variables read (README, 'Settings'): " + ", ".join(ALL_VARIABLES) + ".",
     )
     parser.add_argument("--host", default=os.environ.get("HOST", "127.0.0.1"))
-    parser.add_argument("--port", type=int, default=int(os.environ.get("PORT", "8000")))
-    parser.add_argument("--workers", type=int, default=int(os.environ.get("WEB_CONCURRENCY", "2")))
-    parser.add_argument("--threads", type=int, help=f"requests each worker serves at once (WEB_THREADS, default {DEFAULT_THREADS})")
+    parser.add_argument("--port", default=os.environ.get("PORT", "8000"), help="the port (PORT, default 8000)")
+    parser.add_argument("--workers", help=f"worker processes (WEB_CONCURRENCY, default {DEFAULT_WORKERS})")
+    parser.add_argument("--threads", help=f"requests each worker serves at once (WEB_THREADS, default {DEFAULT_THREADS})")
     args = parser.parse_args(argv)
-    bind = f"[{args.host}]:{args.port}" if ":" in args.host else f"{args.host}:{args.port}"
     os.umask(PRIVATE_UMASK)
     try:
-        threads = web_threads({"WEB_THREADS": str(args.threads)} if args.threads is not None else None)
-        streams = max_streams()
+        port = listening_port(args.port)
+        bind = f"[{args.host}]:{port}" if ":" in args.host else f"{args.host}:{port}"
+        if args.workers is not None:
+            workers = worker_count(args.workers, "--workers")
+        else:
+            workers = worker_count(os.environ.get("WEB_CONCURRENCY"), "WEB_CONCURRENCY")
+        threads = web_threads({"WEB_THREADS": args.threads} if args.threads is not None else None)
+        streams, connections = max_streams(), max_connections()
+        read_timeout()  # read again by each worker; a wrong one stops the start here
         check_binds([bind])  # at once, before gunicorn starts; on_starting checks again what it binds
+        check_free([bind])
         prepare_metrics_dir()  # before the store: preparing it imports prometheus_client
         store = prepared_store()  # a wrong CIPHER_KEY, a bad signing key or a store down: one line, before gunicorn
     except ConfigError as exc:
         remove_metrics_dir()
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_REFUSED
-    Server(
+    server_class()(
         {
             "bind": bind,
-            "workers": args.workers,
-            **worker_settings(threads, streams),
+            "workers": workers,
+            **worker_settings(threads, streams, connections),
             # No gunicorn access log: the app writes one line per request, with its request id (api/logs.py).
             "accesslog": None,
             "timeout": 60,

@@ -28,6 +28,8 @@ from flask.views import MethodView
 from flask_smorest import Blueprint
 
 from api import auth, logs
+from api.auth import current_principal
+from api.holders import opened
 from api.http import RequestRefused
 from api.openapi import SSE, answers
 from service import metrics
@@ -57,9 +59,16 @@ def table_events(table_id: str, after: int) -> Response:
     """The stream of one table's events after ``Last-Event-ID`` (a version), else after ``after``."""
     refuse_unless_threaded()
     resume = last_event_id("a version")
-    feed = service().table_feed(table_id, resume if resume is not None else after, heartbeat(), auth.viewer())
+    feed = held(lambda: service().table_feed(table_id, resume if resume is not None else after, heartbeat(), auth.viewer()))
     return streamed(feed, lambda event: message(event["version"], b"table-event", event),
                     {"table_id": logs.table_id()})
+
+
+def held(open_feed: Callable[[], Any]) -> Any:
+    """The feed, counted against its credential's share of this worker's streams (api/holders.py)."""
+    principal = current_principal()
+    holder = None if principal is None or principal.name is None else (principal.role, principal.name)
+    return opened(current_app.extensions["zametano_stream_holders"], holder, open_feed)
 
 
 def last_event_id(what: str) -> int | None:
@@ -141,12 +150,12 @@ class Heads(MethodView):
         Send `Accept: text/event-stream` (anything else is a 406). Without `Last-Event-ID` the stream starts
         from now; with it (the `id` of the last message received) it first sends the latest head of every
         table that changed since that position, then follows. A 503 with `Retry-After` when this worker
-        already holds its ZAMETANO_MAX_STREAMS streams.
+        already holds its ZAMETANO_MAX_STREAMS streams, or this credential its share of them (a quarter).
         """
         if not asked_for():
             raise RequestRefused(406, "Accept", "GET /events is a live stream of every table's head: send "
                                                 "Accept: text/event-stream.")
         refuse_unless_threaded()
         resume = last_event_id("a position in the log")
-        feed = service().heads_feed(resume, heartbeat())
+        feed = held(lambda: service().heads_feed(resume, heartbeat()))
         return streamed(feed, lambda item: message(item[0], b"head", item[1]))

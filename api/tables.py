@@ -163,7 +163,8 @@ class Events(MethodView):
         With `Accept: text/event-stream` it is a live stream: the log after `Last-Event-ID` (a version, which
         EventSource sends when it connects again) or else after `after`, then each event as it is recorded,
         each once and in order, with a `: heartbeat` comment after each ZAMETANO_STREAM_HEARTBEAT seconds of
-        silence; a 503 with `Retry-After` when this worker already holds its ZAMETANO_MAX_STREAMS streams.
+        silence; a 503 with `Retry-After` when this worker already holds its ZAMETANO_MAX_STREAMS streams, or this
+        credential its share of them (a quarter).
         `data` never holds a seed before its `ShoeRevealed`.
         """
         if streams.asked_for() and request.accept_mimetypes.best_match(["application/json", NDJSON, SSE]) == SSE:

@@ -65,7 +65,8 @@ OWN_VARIABLES = (
 CONNECT_TIMEOUT = "3"
 STATEMENT_TIMEOUT = "10"
 # Read by the server entry points (api/server.py, api/gunicorn_conf.py).
-SERVER_VARIABLES = ("HOST", "PORT", "WEB_CONCURRENCY", "WEB_THREADS", "BIND", "PROMETHEUS_MULTIPROC_DIR")
+SERVER_VARIABLES = ("HOST", "PORT", "WEB_CONCURRENCY", "WEB_THREADS", "ZAMETANO_MAX_CONNECTIONS", "ZAMETANO_READ_TIMEOUT",
+                    "BIND", "PROMETHEUS_MULTIPROC_DIR")
 # All of them, as `scripts/run --help` lists them.
 ALL_VARIABLES = LIBRARY_VARIABLES + OWN_VARIABLES + SERVER_VARIABLES
 ROLES = ("operator", "auditor", "surveillance")

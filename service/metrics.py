@@ -25,9 +25,10 @@ CONFLICT_KINDS = ("version_mismatch", "concurrent_write")
 DATABASE_ERROR_KINDS = ("connect", "statement_timeout", "unavailable", "broken")
 # table: one table's events (GET /tables/{table_id}/events); heads: every table's head (GET /events).
 STREAM_KINDS = ("table", "heads")
-# full: the worker held ZAMETANO_MAX_STREAMS streams; stopping: the worker was stopping; one_thread: the
-# worker serves one request at a time (gunicorn's sync workers), where a stream would hold it whole.
-STREAM_REFUSALS = ("full", "stopping", "one_thread")
+# full: the worker held ZAMETANO_MAX_STREAMS streams; credential: the request's credential held its share of
+# them (api/holders.py); stopping: the worker was stopping; one_thread: the worker serves one request at a
+# time (gunicorn's sync workers), where a stream would hold it whole.
+STREAM_REFUSALS = ("full", "credential", "stopping", "one_thread")
 
 RETRIES = Counter(
     "zametano_command_retries_total",
@@ -74,7 +75,8 @@ OPEN_STREAMS = Gauge(
 )
 STREAMS_REFUSED = Counter(
     "zametano_streams_refused_total",
-    "Live event streams refused with 503, by reason (full: the worker held ZAMETANO_MAX_STREAMS; stopping: "
+    "Live event streams refused with 503, by reason (full: the worker held ZAMETANO_MAX_STREAMS; credential: the "
+    "credential held its share of them; stopping: "
     "the worker was stopping; one_thread: sync workers, which cannot hold a stream).",
     ["reason"],
 )

@@ -17,8 +17,18 @@ accesslog
 control_socket_disable
 worker_class
 keepalive
+worker_connections
 _.load_config
 worker
+
+# gunicorn: api/edge.py's Worker is named by its dotted path in the worker_class setting; gunicorn calls its
+# check_config() and get_thread_pool(); a WSGI body stream has readline(), which the API never calls.
+_.Worker
+_.check_config
+_.get_thread_pool
+_.readline
+# Python: a module's __getattr__ answers `from api.server import Server` (scripts/bench_http.py).
+__getattr__
 
 # eventsourcing: an event's apply() is called by its mutate(); the Application reads snapshotting_intervals
 # and calls _notify() after each save; the repository reads its event_store; a subscription reads

@@ -127,7 +127,7 @@ def server_env(monkeypatch, tmp_path):
 def test_a_server_with_a_wrong_cipher_key_exits_2_with_one_error_line_before_starting(server_env, monkeypatch, capsys):
     _, started = server_env
     monkeypatch.setenv("CIPHER_KEY", AESCipher.create_key(num_bytes=32))
-    assert server.main(["--host", "127.0.0.1", "--port", "8000"]) == 2
+    assert server.main(["--host", "127.0.0.1", "--port", "0"]) == 2
     err = capsys.readouterr().err
     assert err.startswith("error: The stored events cannot be read with this CIPHER_KEY (") and err.count("\n") == 1
     assert started == []
@@ -136,5 +136,5 @@ def test_a_server_with_a_wrong_cipher_key_exits_2_with_one_error_line_before_sta
 def test_a_server_with_the_right_cipher_key_starts(server_env, monkeypatch):
     key, started = server_env
     monkeypatch.setenv("CIPHER_KEY", key)
-    assert server.main(["--host", "127.0.0.1", "--port", "8000"]) == 0
+    assert server.main(["--host", "127.0.0.1", "--port", "0"]) == 0
     assert len(started) == 1

@@ -1,7 +1,7 @@
 """Live streams over HTTP, through the test client: GET /tables/{id}/events with Accept: text/event-stream
 (the log after Last-Event-ID or `after`, then live, each message exactly the JSON page's item), GET /events
 (every table's head), heartbeats, the refusals (400, 404, 406, 503 with Retry-After beyond
-ZAMETANO_MAX_STREAMS, 503 under sync workers), and one log line per stream, written when it ends."""
+ZAMETANO_MAX_STREAMS or a credential's share of them, 503 under sync workers), and one log line per stream, written when it ends."""
 
 from __future__ import annotations
 
@@ -299,6 +299,24 @@ def test_an_auditor_may_open_streams_and_a_client_without_a_token_may_not(make_c
     for path in (f"/tables/{table_id}/events", "/events"):
         assert client.get(path, headers={"Accept": SSE}).status_code == 401
         assert opened(client, path, headers={"Authorization": "Bearer au"}).response.status_code == 200
+
+
+def test_one_credential_holds_at_most_a_quarter_of_a_workers_streams_and_others_still_open_theirs(make_client, opened):
+    client = make_client(ZAMETANO_TOKENS="operator:op,auditor:au,auditor@second:au2", ZAMETANO_MAX_STREAMS="8")
+    table_id = new_table(client, headers={"Authorization": "Bearer op"})
+    auditor = {"Authorization": "Bearer au"}
+    held = [opened(client, f"/tables/{table_id}/events", headers=auditor) for _ in range(2)]
+    refused_before = sample("zametano_streams_refused_total", reason="credential")
+
+    for path in (f"/tables/{table_id}/events", "/events"):
+        refused = client.get(path, headers={"Accept": SSE, **auditor})
+        assert refused.status_code == 503 and refused.headers["Retry-After"] == "5", refused.json
+        assert "as many live streams as one credential may in this server process (2" in refused.json["message"]
+    assert sample("zametano_streams_refused_total", reason="credential") == refused_before + 2
+    for token in ("au2", "op"):  # another credential, of the same role or another, still has its share
+        assert opened(client, "/events", headers={"Authorization": f"Bearer {token}"}).response.status_code == 200
+    held[0].close()  # a stream closed gives its place back
+    assert opened(client, "/events", headers=auditor).response.status_code == 200
 
 
 def test_a_stream_is_one_request_logged_when_it_ends_with_nothing_of_its_events(make_client, opened, capsys):

@@ -31,7 +31,7 @@ def exchange(base: str, head: str, chunks: list[bytes] = ()) -> tuple[int, dict]
 @pytest.mark.parametrize("server", ["sqlite"], indirect=True)
 def test_a_body_declared_larger_than_the_limit_is_refused_before_it_is_sent(server):
     head = (
-        "POST /tables HTTP/1.1\r\nHost: test\r\nContent-Type: application/json\r\n"
+        "POST /tables HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
         f"Content-Length: {200 * 1024 * 1024}\r\nConnection: close\r\n\r\n"
     )
     status, body = exchange(server, head)  # not one byte of the 200 MB is sent: the answer cannot wait for it
@@ -42,7 +42,7 @@ def test_a_body_declared_larger_than_the_limit_is_refused_before_it_is_sent(serv
 @pytest.mark.parametrize("server", ["sqlite"], indirect=True)
 def test_a_chunked_body_past_the_limit_is_refused_and_the_server_keeps_answering(server):
     head = (
-        "POST /tables HTTP/1.1\r\nHost: test\r\nContent-Type: application/json\r\n"
+        "POST /tables HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
         "Transfer-Encoding: chunked\r\nConnection: close\r\n\r\n"
     )
     piece = b" " * 8192

@@ -21,12 +21,12 @@ POSTGRES = {"PERSISTENCE_MODULE": "eventsourcing.postgres", "POSTGRES_HOST": PG[
             "POSTGRES_USER": PG["user"], "POSTGRES_DBNAME": PG["dbname"]}
 
 
-def start(how: str, env: dict[str, str]) -> tuple[int, list[str], float]:
-    """Starts a server that must refuse; its exit code, its stderr lines and how long it took. Whatever
-    happens, nothing of it is left running."""
-    port = free_port()
+def start(how: str, env: dict[str, str], args: tuple[str, ...] = ()) -> tuple[int, list[str], float]:
+    """Starts a server that must refuse (on the port ``env`` names as PORT, else a free one); its exit code,
+    its stderr lines and how long it took. Whatever happens, nothing of it is left running."""
+    port = int(env.get("PORT") or free_port())
     if how == "api.server":
-        command = [sys.executable, "-m", "api.server", "--port", str(port)]
+        command = [sys.executable, "-m", "api.server", "--port", str(port), *args]
     else:
         command = [sys.executable, "-m", "gunicorn", "-c", "python:api.gunicorn_conf", "api.app:create_app()"]
         env = {**env, "BIND": f"127.0.0.1:{port}"}
@@ -95,7 +95,38 @@ def case_unreadable_signing_key(tmp_path, request):
             "ZAMETANO_SIGNING_KEY_FILE": str(key)}, f"error: ZAMETANO_SIGNING_KEY_FILE {key} cannot be read: Is a directory"
 
 
+def case_port_in_use(tmp_path, request):
+    taken = socket.socket()
+    request.addfinalizer(taken.close)
+    taken.bind(("127.0.0.1", 0))
+    taken.listen(1)
+    port = taken.getsockname()[1]
+    return {"PERSISTENCE_MODULE": "eventsourcing.popo", "PORT": str(port)}, (
+        f"error: 127.0.0.1:{port} is already in use by another process; stop it or choose another --port (PORT).")
+
+
+def case_web_concurrency_not_a_number(tmp_path, request):
+    return {"PERSISTENCE_MODULE": "eventsourcing.popo", "WEB_CONCURRENCY": "four"}, (
+        "error: WEB_CONCURRENCY is the number of worker processes, a whole number of 1 or more, not 'four'")
+
+
+def case_read_timeout_not_a_number(tmp_path, request):
+    return {"PERSISTENCE_MODULE": "eventsourcing.popo", "ZAMETANO_READ_TIMEOUT": "soon"}, (
+        "error: ZAMETANO_READ_TIMEOUT is the seconds a client has to send a request's headers, and again its body, "
+        "from 0.1 to 3600, not 'soon'")
+
+
+def case_no_connections(tmp_path, request):
+    return {"PERSISTENCE_MODULE": "eventsourcing.popo", "ZAMETANO_MAX_CONNECTIONS": "0"}, (
+        "error: ZAMETANO_MAX_CONNECTIONS is the number of connections each worker holds at once, a whole number "
+        "from 1 to 10000, not '0'")
+
+
 CASES = {
+    "port in use": case_port_in_use,
+    "WEB_CONCURRENCY not a number": case_web_concurrency_not_a_number,
+    "ZAMETANO_READ_TIMEOUT not a number": case_read_timeout_not_a_number,
+    "ZAMETANO_MAX_CONNECTIONS of 0": case_no_connections,
     "missing database": case_missing_database,
     "unreachable port": case_unreachable_port,
     "a server that never answers": case_silent_server,
@@ -109,6 +140,9 @@ CASES = {
 @pytest.mark.parametrize("how", ["api.server", "gunicorn -c api.gunicorn_conf"])
 @pytest.mark.parametrize("case", list(CASES))
 def test_a_server_that_cannot_start_says_why_in_one_line_and_exits_2_within_seconds(case, how, tmp_path, request):
+    if case == "WEB_CONCURRENCY not a number" and how != "api.server":
+        pytest.skip("gunicorn reads WEB_CONCURRENCY itself as it starts, before any configuration file, and stops "
+                    "with its own traceback (README, 'Exit codes')")
     if case == "missing database":
         request.getfixturevalue("postgres_available")  # the server must answer for the database to be missing
     env, expected = CASES[case](tmp_path, request)
@@ -117,4 +151,13 @@ def test_a_server_that_cannot_start_says_why_in_one_line_and_exits_2_within_seco
     assert code == EXIT_REFUSED, lines
     assert lines and lines[-1].startswith(expected), lines
     assert sum(line.startswith("error: ") for line in lines) == 1 and not any("Traceback" in line for line in lines), lines
+    assert took < WITHIN, f"{took:.1f} s"
+
+
+@pytest.mark.parametrize("workers", ["0", "-1", "two", "1.5", ""])
+def test_a_worker_count_that_is_not_a_positive_whole_number_is_refused_in_one_line(workers, tmp_path):
+    env = {"PERSISTENCE_MODULE": "eventsourcing.popo", "ZAMETANO_DATA_DIR": str(tmp_path / "data")}
+    code, lines, took = start("api.server", env, ("--workers", workers))
+    assert code == EXIT_REFUSED, lines
+    assert lines == [f"error: --workers is the number of worker processes, a whole number of 1 or more, not {workers!r}"]
     assert took < WITHIN, f"{took:.1f} s"

@@ -61,10 +61,11 @@ def test_psycopg_runs_its_compiled_implementation():
     assert psycopg.pq.__impl__ == "binary", psycopg.pq.__impl__
 
 
-def test_web_threads_chooses_gunicorns_threaded_workers_with_keep_alive_and_one_thread_its_sync_worker():
+def test_web_threads_chooses_the_threaded_worker_with_deadlines_and_keep_alive_and_one_thread_gunicorns_sync_worker():
     from api.server import web_threads, worker_settings
 
-    assert worker_settings(web_threads({"WEB_THREADS": "8"})) == {"worker_class": "gthread", "threads": 8, "keepalive": 5}
+    assert worker_settings(web_threads({"WEB_THREADS": "8"}), 0, 300) == {
+        "worker_class": "api.edge.Worker", "threads": 8, "keepalive": 5, "worker_connections": 300}
     assert worker_settings(web_threads({"WEB_THREADS": "1"}))["worker_class"] == "sync"
     assert web_threads({}) == web_threads({"WEB_THREADS": ""}) >= 2
 
@@ -84,10 +85,11 @@ def test_gunicorn_conf_gives_the_same_threads_as_the_server(monkeypatch):
 
     monkeypatch.setenv("WEB_THREADS", "3")
     monkeypatch.setenv("ZAMETANO_MAX_STREAMS", "5")
+    monkeypatch.setenv("ZAMETANO_MAX_CONNECTIONS", "200")
     import api.gunicorn_conf as conf
 
     conf = importlib.reload(conf)
-    assert (conf.worker_class, conf.threads) == ("gthread", 8)
+    assert (conf.worker_class, conf.threads, conf.worker_connections) == ("api.edge.Worker", 8, 200)
     assert callable(conf.post_worker_init)  # the hook that ends a stopping worker's streams
 
 
