@@ -15,8 +15,8 @@ import requests
 from tests.e2e.servers import Server, running_server
 from tests.helpers import pick
 
-OPERATOR, AUDITOR = "desk-operator-token", "desk-auditor-token"
-TOKENS = f"operator:{OPERATOR},auditor:{AUDITOR}"
+OPERATOR, AUDITOR, SURVEILLANCE = "desk-operator-token", "desk-auditor-token", "desk-surveillance-token"
+TOKENS = f"operator:{OPERATOR},auditor:{AUDITOR},surveillance:{SURVEILLANCE}"
 OPENINGS = {
     "chemin-de-fer": {"game": "chemin-de-fer", "players": ["anna", "boris", "vera"], "rules": {"decks": 2}},
     "card-lottery": {"game": "card-lottery", "players": ["olga", "ivan", "anna", "boris"], "banker": "olga",
@@ -45,8 +45,9 @@ class Client:
     def close(self) -> None:
         self.session.close()
 
-    def get(self, path: str) -> Any:
-        response = self.session.get(self.base + path, timeout=30)
+    def get(self, path: str, token: str | None = None) -> Any:
+        headers = {"Authorization": f"Bearer {token}"} if token else None
+        response = self.session.get(self.base + path, headers=headers, timeout=30)
         assert response.status_code == 200, response.text
         return response.json()
 
@@ -65,7 +66,8 @@ class Client:
         for _ in range(most):
             if done(state):
                 return state
-            command, player, fields = pick(state, rng)
+            # The operator sees no face-down card, so no hand's bounds: the moves are picked from every card's view.
+            command, player, fields = pick(self.get(f"/tables/{table_id}", token=SURVEILLANCE), rng)
             state = self.post(f"/tables/{table_id}/commands", {"command": command, "player": player, **fields})["state"]
         raise AssertionError(f"table {table_id} never reached what was asked")
 

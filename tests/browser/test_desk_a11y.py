@@ -276,3 +276,46 @@ def test_the_first_tab_stop_skips_to_the_content_and_a_reader_without_a_panel_ha
     page.keyboard.press("Enter")
     expect(page.locator("#view")).to_be_focused()
     assert page.locator("a.skip", has_text="croupier").count() == 0
+
+
+# --- the seat view: a player at his own table ------------------------------------------------------------
+
+
+def seated(desk: Desk) -> tuple[str, str]:
+    """A self-acting Chemin de fer table in its first coup, anna holding cards face down, and anna's token."""
+    client = desk.client
+    table_id = client.post("/tables", {"game": "chemin-de-fer", "players": ["anna", "boris", "vera"],
+                                       "players_act": "self"})["table_id"]
+    token = client.post("/players/anna/tokens", {"tables": [table_id]})["token"]
+    return table_id, token
+
+
+def test_a_players_seat_has_no_serious_or_critical_wcag_violation_and_shows_only_his_commands(page, desk):
+    table_id, token = seated(desk)
+    open_desk(page, desk, f"/desk/seat/tables/{table_id}", token=token)
+    expect(page.get_by_test_id("seat").locator("form").first).to_be_visible()
+    assert set(page.locator('[data-testid="seat"] form[data-command]').evaluate_all(
+        "fs => fs.map(f => f.dataset.player)")) == {"anna"}
+    assert_no_blocking_violations(page)
+
+
+def test_a_players_rounds_page_has_no_serious_or_critical_wcag_violation(page, desk):
+    _, token = seated(desk)
+    open_desk(page, desk, "/desk/seat", token=token)
+    expect(page.get_by_test_id("history-status")).not_to_be_empty()
+    assert_no_blocking_violations(page)
+
+
+def test_a_players_commands_are_a_skip_link_among_the_first_tab_stops_away(page, desk):
+    table_id, token = seated(desk)
+    open_desk(page, desk, f"/desk/seat/tables/{table_id}", token=token)
+    expect(page.get_by_test_id("seat").locator("form").first).to_be_visible()
+
+    stops = [stop["text"] for stop in tab_stops(page, 3)]
+    assert "Skip to your commands" in stops, stops
+    for _ in range(len(stops) - 1 - stops.index("Skip to your commands")):
+        page.keyboard.press("Shift+Tab")
+    page.keyboard.press("Enter")
+    expect(page.get_by_test_id("seat")).to_be_focused()
+    page.keyboard.press("Tab")
+    assert page.evaluate("document.querySelector('[data-testid=seat]').contains(document.activeElement)")

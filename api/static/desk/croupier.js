@@ -50,6 +50,16 @@ function fieldInput(name, spec, focus) {
     control = h("input", { id, name, type: "number", inputmode: "numeric", min: spec.min, max: spec.max,
       step: spec.multiple_of || 1, value: spec.optional ? "" : String(firstNumber(spec)) });
     read = () => (control.value.trim() === "" ? undefined : Number(control.value));
+  } else if ((spec.kind === "card" || spec.kind === "cards") && !spec.cards && !spec.sets) {
+    // A hand the reader may not see (docs/api.md "What each role sees"): the croupier keys in the card(s) the
+    // player shows, and the service refuses one he does not hold.
+    control = h("input", { id, name, type: "text", spellcheck: "false", autocomplete: "off",
+      placeholder: spec.kind === "card" ? "e.g. Kh" : "e.g. Kh 9s" });
+    read = () => {
+      const given = control.value.trim().split(/[\s,]+/).filter(Boolean);
+      if (spec.kind === "card") return given[0];
+      return given.length ? given : undefined;
+    };
   } else if (spec.kind === "choice" || spec.kind === "card") {
     const options = spec.kind === "choice" ? spec.choices || [] : spec.cards || [];
     control = h("select", { id, name }, spec.optional ? h("option", { value: "" }, "—") : null,

@@ -10,7 +10,7 @@
 
 import { croupierPanel } from "./croupier.js";
 import { ApiError, api, sleep } from "./http.js";
-import { amount, clear, deskPath, h, link, moment, notice, tablePath, units } from "./render.js";
+import { amount, clear, deskPath, h, link, moment, notice, skipLink, tablePath, units } from "./render.js";
 import { fillState } from "./state.js";
 
 const POLL_MS = 2000;
@@ -152,11 +152,11 @@ async function start(view, tableId, desk, gone) {
   document.title = `Your seat · ${tableId.slice(0, 8)} · Zametano desk`;
 
   clear(view,
-    h("a", { class: "skip-local", href: "#seat-panel" }, "Skip to your commands"),
     h("h1", {}, desk.name ? `${desk.name}'s seat` : "Your seat", " ", h("code", { class: "id", title: tableId }, tableId)),
     h("p", { class: "players" }, `${game.title || first.game}. Players: ${(first.players || []).join(", ")}. `,
       link(seatPath(), "Your rounds")),
     h("div", { class: "seat-grid" }, stateView, panel.element));
+  skipLink(panel.element, "Skip to your commands");
 
   // The croupier's panel, under the seat's own title: its heading takes the focus where a redraw would drop it.
   function heading() {
