@@ -2,7 +2,8 @@
 
 Each use is its own transaction. A command that expects no particular version is decided again on the
 fresh table when another write won the race: the rules are checked again, so a retry can never record what
-the rules forbid.
+the rules forbid. Every command is saved with a record of its identity (service/idempotency.py): a save
+that failed but may have committed is looked up by it before anything is decided again.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from domain.chain import format_timestamp
 from domain.errors import BadArgument, DomainError
 from domain.games import GAMES
 from domain.table import Table
-from service import idempotency, metrics, present
+from service import idempotency, metrics, present, store
 from service.errors import ConcurrentWrite, VersionMismatch
 
 RETRIES = 5
@@ -61,19 +62,17 @@ class Commands:
         earlier = idempotency.repeated(self, table_id, command, idempotency_key, body_sha)
         if earlier is not None:
             return earlier
+        made = idempotency_key is None
+        key, unsure = (idempotency.made_key(), False) if idempotency_key is None else (idempotency_key, True)
         for attempt in range(RETRIES):
             table = self.table(table_id)
             first = table.version + 1
             try:
-                table.check_acting(player, as_player)
-                if expected_version is not None and expected_version != table.version:
-                    raise VersionMismatch(expected_version, table.version)
-                shown = self.shown_expects.get((table.id, table.version, table.head))
-                table.handle(command, player, args, self.clock(), self.new_seed, shown, by=by)
+                self._decide(table, command, player, args, expected_version, by, as_player)
             except (DomainError, VersionMismatch) as refused:
-                # The same key may have been recorded since it was looked up (a repeat that arrived while the
-                # first was in flight reads the table after the first's commit): its response, not a refusal.
-                earlier = idempotency.repeated(self, table_id, command, idempotency_key, body_sha)
+                # Recorded since it was looked up (a repeat of a command in flight, or this request's failed
+                # save that committed after all): its response, not a refusal.
+                earlier = idempotency.repeated(self, table_id, command, key, body_sha, made=made) if unsure else None
                 if earlier is not None:
                     return earlier
                 if isinstance(refused, VersionMismatch):
@@ -81,18 +80,52 @@ class Commands:
                 raise
             appended = list(table.pending_events)
             try:
-                self._commit(table, *idempotency.records(table_id, idempotency_key, body_sha, first, table.version))
+                self._commit(table, *idempotency.records(table_id, key, body_sha, first, table.version))
             except IntegrityError:
-                earlier = idempotency.repeated(self, table_id, command, idempotency_key, body_sha)
-                if earlier is not None:
+                final = expected_version is not None or attempt == RETRIES - 1
+                if (earlier := self._lost_race(table_id, command, key, body_sha, made=made, final=final)) is not None:
                     return earlier
-                if expected_version is not None or attempt == RETRIES - 1:
-                    metrics.conflict("concurrent_write")
-                    raise ConcurrentWrite() from None
                 _retried(table_id, command, attempt + 1)
+                continue
+            except Exception as exc:
+                unsure = True  # not recorded if None: decided again, under the same identity
+                if (earlier := self._settle(exc, table_id, command, key, body_sha, last=attempt == RETRIES - 1)):
+                    return earlier
                 continue
             return self.result(table, appended)
         raise AssertionError("unreachable")  # pragma: no cover
+
+    def _decide(self, table: Table, command: str, player: str, args: dict[str, Any], expected_version: int | None,
+                by: str | None, as_player: str | None) -> None:
+        """The command decided on the table as read: its events pending, or a refusal."""
+        table.check_acting(player, as_player)
+        if expected_version is not None and expected_version != table.version:
+            raise VersionMismatch(expected_version, table.version)
+        shown = self.shown_expects.get((table.id, table.version, table.head))
+        table.handle(command, player, args, self.clock(), self.new_seed, shown, by=by)
+
+    def _lost_race(self, table_id: str, command: str, key: str, body_sha: str, *, made: bool,
+                   final: bool) -> dict[str, Any] | None:
+        """After a save refused for a version or a key taken first: a lost race, or this very command committed
+        by a save the library tried again after a lost connection; its record tells which. The command's
+        response, or None to decide it again; ConcurrentWrite if it may not be decided again (``final``)."""
+        earlier = idempotency.repeated(self, table_id, command, key, body_sha, made=made)
+        if earlier is None and final:
+            metrics.conflict("concurrent_write")
+            raise ConcurrentWrite() from None
+        return earlier
+
+    def _settle(self, failure: Exception, table_id: str, command: str, key: str, body_sha: str, *,
+                last: bool) -> dict[str, Any] | None:
+        """After a failed save: the command's response if the save committed after all; None if it did not
+        and the command may be decided again; the failure again if it is no outage (nothing was written) or
+        if this was the last attempt."""
+        if store.as_outage(failure) is None:
+            raise failure
+        earlier = idempotency.settle(self, table_id, command, key, body_sha, failure)
+        if earlier is None and last:
+            raise failure
+        return earlier
 
     def _commit(self, table: Table, *saved_with: Any) -> None:
         """One command's save: its own transaction, or a share of a group commit's."""
