@@ -34,7 +34,7 @@ log = logging.getLogger("zametano.commands")
 # How long a command whose save may have committed waits for the store to say whether it did: longer than
 # a primary's failover to its standby takes when it is automatic and quick (about 2 s measured, see
 # docs/scaling.md), well below gunicorn's 60 s worker timeout.
-SETTLE_WITHIN = 5.0
+SETTLE_WITHIN = 4.0
 SETTLE_EVERY = 0.25  # seconds between two attempts to look the command up while the store is away
 
 

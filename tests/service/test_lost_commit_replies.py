@@ -42,7 +42,7 @@ def play_a_shoe(service: TablesService, table_id: str, keyed: bool, seed: int) -
     state = service.current_state(table_id)
     answers: list[tuple[str, Any]] = []
     for n in range(2000):
-        entry = rng.choices(state["expects"], [1 if e["command"] == "place_stake" else 4 for e in state["expects"]])[0]
+        entry = rng.choices(state["expects"], [1 if e["command"] == "place_stake" else 12 for e in state["expects"]])[0]
         key = f"{table_id}-{n}" if keyed else None
         try:
             result = service.execute(table_id, entry["command"], entry["player"], fields_within(entry, rng),
