@@ -119,9 +119,11 @@ class Client:
                 continue
             time.sleep(0.1)
             try:
-                self.state = requests.get(f"{self.base}/tables/{self.table_id}", timeout=ANSWER_WITHIN).json()
-            except (requests.RequestException, ValueError):
+                fresh = requests.get(f"{self.base}/tables/{self.table_id}", timeout=ANSWER_WITHIN)
+            except requests.RequestException:
                 continue
+            if fresh.status_code == 200:
+                self.state = fresh.json()
 
     def ok_after(self, moment: float) -> int:
         return sum(at > moment and status == 200 for at, status, _ in self.answers)

@@ -72,6 +72,8 @@ def assert_recorded_exactly_once(service: TablesService, table_id: str, answers:
     assert sum(e["type"] == "StakePlaced" for e in stored) == stakes
 
 
+# Each lost answer costs the library's retry (0.2 s) and a new connection: a shoe takes minutes.
+@pytest.mark.timeout(900)
 @pytest.mark.parametrize("group_commit", [False, True], ids=["one-by-one", "group-commit"])
 @pytest.mark.parametrize("keyed", [False, True], ids=["no-key", "idempotency-key"])
 def test_a_shoe_whose_every_commit_reply_is_lost_records_each_answered_command_once(
