@@ -9,7 +9,7 @@ import pytest
 from eventsourcing.persistence import OperationalError
 
 from service import idempotency
-from service.errors import OutcomeUnknown, StoreUnavailable
+from service.errors import OutcomeUnknown, StoreUnavailable, VersionMismatch
 
 PLAYERS = ["anna", "boris", "vera"]
 
@@ -95,3 +95,32 @@ def test_every_command_saves_a_record_of_its_own_with_its_events(service):
                if n.topic.endswith("IdempotencyRecord.Created")]
     assert len(records) == 1
     assert first["version"] == service.current_state(table_id)["version"]
+
+
+def to_the_stakes(service):
+    """A punto banco table whose next command may be a stake: shuffled and cut."""
+    table_id = service.open_table("punto-banco", ["marta", *PLAYERS], {}, croupier="marta")["table_id"]
+    state = service.current_state(table_id)
+    while not any(e["command"] == "place_stake" for e in state["expects"]):
+        entry = state["expects"][0]
+        fields = {"position": entry["fields"]["position"]["min"]} if "position" in entry["fields"] else {}
+        state = service.execute(table_id, entry["command"], entry["player"], fields)["state"]
+    return table_id, state["version"]
+
+
+STAKE = {"spot": "banker", "amount": 100}
+
+
+@pytest.mark.parametrize("resend", ["if-match", "idempotency-key"])
+def test_a_stake_resent_after_its_answer_was_lost_is_never_recorded_twice_when_the_client_says_so(service, resend):
+    """The client lost the connection before the answer and sends the stake again: with the version it
+    decided on (If-Match) the resend is refused, with its key it gets the first answer; one stake either way."""
+    table_id, version = to_the_stakes(service)
+    said = {"expected_version": version} if resend == "if-match" else {"idempotency_key": "stake-1"}
+    first = service.execute(table_id, "place_stake", "anna", STAKE, **said)  # its answer never arrived
+    if resend == "if-match":
+        with pytest.raises(VersionMismatch):
+            service.execute(table_id, "place_stake", "anna", STAKE, **said)
+    else:
+        assert service.execute(table_id, "place_stake", "anna", STAKE, **said) == first
+    assert types(service, table_id).count("StakePlaced") == 1
