@@ -68,7 +68,8 @@ def in_http_terms(exc: ServiceError) -> str:
     if isinstance(exc, IdempotencyKeyReused):
         return "This Idempotency-Key was already used with a different request body; use a new key."
     if isinstance(exc, StoreUnavailable):
-        return exc.message.replace("the same idempotency key", "the same Idempotency-Key")
+        return (exc.message.replace("the same idempotency key", "the same Idempotency-Key")
+                .replace("with the idempotency key ", "with the header Idempotency-Key: "))
     if isinstance(exc, DamagedLog):
         return f"{exc.message} See GET /tables/{exc.table_id}/verify."
     if isinstance(exc, (IndexIncomplete, IndexUnreadable)):

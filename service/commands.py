@@ -2,7 +2,8 @@
 
 Each use is its own transaction. A command that expects no particular version is decided again on the
 fresh table when another write won the race: the rules are checked again, so a retry can never record what
-the rules forbid.
+the rules forbid. Every command is saved with a record of its identity (service/idempotency.py): a save
+that failed but may have committed is looked up by it before anything is decided again.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from domain.errors import BadArgument, DomainError, NotAllowedNow
 from domain.games import GAMES
 from domain.sight import EVERYTHING, Viewer
 from domain.table import Table
-from service import idempotency, metrics, present, replay
+from service import idempotency, metrics, present, replay, store
 from service.errors import ConcurrentWrite, VersionMismatch
 
 RETRIES = 5
@@ -64,6 +65,8 @@ class Commands:
         earlier = idempotency.repeated(self, table_id, command, idempotency_key, body_sha, viewer)
         if earlier is not None:
             return earlier
+        made = idempotency_key is None
+        key, unsure = (idempotency.made_key(), False) if idempotency_key is None else (idempotency_key, True)
         for attempt in range(RETRIES):
             cached = replay.cached_head(self, table_id) if attempt == 0 else None  # unread: see _decide
             table = cached or self.table(table_id)
@@ -72,25 +75,32 @@ class Commands:
             except (DomainError, VersionMismatch) as refused:
                 if cached is not None:
                     continue  # perhaps refused only because the cached table was stale: decided again on the log's
-                # The same key may have been recorded since it was looked up (a repeat that arrived while the
-                # first was in flight reads the table after the first's commit): its response, not a refusal.
-                earlier = idempotency.repeated(self, table_id, command, idempotency_key, body_sha, viewer)
+                # Recorded since it was looked up (a repeat of a command in flight, or this request's failed
+                # save that committed after all): its response, not a refusal.
+                earlier = (idempotency.repeated(self, table_id, command, key, body_sha, viewer, made=made)
+                           if unsure else None)
                 if earlier is not None:
                     return earlier
                 raise _refusal(refused, table, viewer) from None
             appended = list(table.pending_events)
             try:
-                self._commit(table, *idempotency.records(table_id, idempotency_key, body_sha, first, table.version))
+                self._commit(table, *idempotency.records(table_id, key, body_sha, first, table.version))
             except IntegrityError:
-                earlier = idempotency.repeated(self, table_id, command, idempotency_key, body_sha, viewer)
+                # This very command committed by a save the library tried again, a lost race, or (first decided
+                # on the cached table) a stale cache or a cut log: the record tells the first; the others are
+                # decided again on the table read from the log.
+                final = cached is None and (expected_version is not None or attempt == RETRIES - 1)
+                earlier = self._lost_race(table_id, command, key, body_sha, viewer, made=made, final=final)
                 if earlier is not None:
                     return earlier
-                if cached is not None:
-                    continue  # the cached table was stale (or its log cut): decided again on the log's
-                if expected_version is not None or attempt == RETRIES - 1:
-                    metrics.conflict("concurrent_write")
-                    raise ConcurrentWrite() from None
-                _retried(table_id, command, attempt + 1)
+                if cached is None:
+                    _retried(table_id, command, attempt + 1)
+                continue
+            except Exception as exc:
+                unsure = True  # not recorded if None: decided again, under the same identity
+                earlier = self._settle(exc, table_id, command, key, body_sha, viewer, last=attempt == RETRIES - 1)
+                if earlier is not None:
+                    return earlier
                 continue
             answer = self.result(table, appended, viewer)
             replay.remember(self, table)
@@ -110,6 +120,29 @@ class Commands:
         shown = self.shown_expects.get((table.id, table.version, table.head))
         table.handle(command, player, args, self.clock(), self.new_seed, shown, by=by)
         return first
+
+    def _lost_race(self, table_id: str, command: str, key: str, body_sha: str, viewer: Viewer, *, made: bool,
+                   final: bool) -> dict[str, Any] | None:
+        """After a save refused for a version or a key taken first: a lost race, or this very command committed
+        by a save the library tried again after a lost connection; its record tells which. The command's
+        response, or None to decide it again; ConcurrentWrite if it may not be decided again (``final``)."""
+        earlier = idempotency.repeated(self, table_id, command, key, body_sha, viewer, made=made)
+        if earlier is None and final:
+            metrics.conflict("concurrent_write")
+            raise ConcurrentWrite() from None
+        return earlier
+
+    def _settle(self, failure: Exception, table_id: str, command: str, key: str, body_sha: str, viewer: Viewer, *,
+                last: bool) -> dict[str, Any] | None:
+        """After a failed save: the command's response if the save committed after all; None if it did not
+        and the command may be decided again; the failure again if it is no outage (nothing was written) or
+        if this was the last attempt."""
+        if store.as_outage(failure) is None:
+            raise failure
+        earlier = idempotency.settle(self, table_id, command, key, body_sha, viewer, failure)
+        if earlier is None and last:
+            raise failure
+        return earlier
 
     def _commit(self, table: Table, *saved_with: Any) -> None:
         """One command's save: its own transaction, or a share of a group commit's."""

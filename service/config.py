@@ -42,6 +42,7 @@ LIBRARY_VARIABLES = (
 )
 # Our own.
 OWN_VARIABLES = (
+    "POSTGRES_TARGET_SESSION_ATTRS",  # libpq's target_session_attrs, which the library does not pass on
     "SNAPSHOT_INTERVAL",
     "ZAMETANO_TOKENS",
     "ZAMETANO_DATA_DIR",
@@ -146,16 +147,7 @@ def load(environ: Mapping[str, str] | None = None) -> Settings:
         make_data_dir(data_dir)
         persistence["SQLITE_DBNAME"] = str(data_dir / "zametano.sqlite")
     if module == "eventsourcing.postgres":
-        missing = [name for name in POSTGRES_REQUIRED if not persistence.get(name)]
-        if missing:
-            raise ConfigError(
-                f"PERSISTENCE_MODULE=eventsourcing.postgres needs {' and '.join(missing)}: the host, the database "
-                "and the user to connect as (POSTGRES_HOST, POSTGRES_DBNAME, POSTGRES_USER)"
-            )
-        persistence.setdefault("POSTGRES_PASSWORD", "")  # trust auth needs none
-        persistence.setdefault("POSTGRES_PORT", "5432")
-        # The library waits 30 s for a connection, and retries: a request would outlive gunicorn's timeout.
-        persistence.setdefault("POSTGRES_CONNECT_TIMEOUT", CONNECT_TIMEOUT)
+        postgres_defaults(persistence, env)
     # The aggregate cache (fast-forwarded from the store, so safe across processes) and snapshots
     # together keep a command on a long table from replaying its whole history.
     persistence.setdefault("AGGREGATE_CACHE_MAXSIZE", "1000")
@@ -185,6 +177,36 @@ def load(environ: Mapping[str, str] | None = None) -> Settings:
         player_audience=env.get("ZAMETANO_PLAYER_AUDIENCE", "").strip() or DEFAULT_PLAYER_AUDIENCE,
         **parse_player_issuer(env.get("ZAMETANO_PLAYER_ISSUER", ""), env.get("ZAMETANO_PLAYER_JWKS_FILE", "")),
     )
+
+
+def postgres_defaults(persistence: dict[str, str], env: Mapping[str, str]) -> None:
+    """PostgreSQL's settings completed in place: the required ones checked, the bounded waits set."""
+    missing = [name for name in POSTGRES_REQUIRED if not persistence.get(name)]
+    if missing:
+        raise ConfigError(
+            f"PERSISTENCE_MODULE=eventsourcing.postgres needs {' and '.join(missing)}: the host, the database "
+            "and the user to connect as (POSTGRES_HOST, POSTGRES_DBNAME, POSTGRES_USER)"
+        )
+    persistence.setdefault("POSTGRES_PASSWORD", "")  # trust auth needs none
+    persistence.setdefault("POSTGRES_PORT", "5432")
+    # The library waits 30 s for a connection, and retries: a request would outlive gunicorn's timeout.
+    persistence.setdefault("POSTGRES_CONNECT_TIMEOUT", CONNECT_TIMEOUT)
+    # Carried with the library's settings to where the pool is made (service/store.py).
+    persistence["POSTGRES_TARGET_SESSION_ATTRS"] = parse_target_session_attrs(
+        persistence.get("POSTGRES_HOST", ""), env.get("POSTGRES_TARGET_SESSION_ATTRS", ""))
+
+
+SESSION_ATTRS = ("any", "read-write", "primary")
+
+
+def parse_target_session_attrs(host: str, given: str) -> str:
+    """Which of several POSTGRES_HOST entries the service may use: with more than one (a primary and its
+    standbys), only the one that takes writes (read-write) unless told otherwise; with one, any."""
+    given = given.strip() or ("read-write" if "," in host else "any")
+    if given not in SESSION_ATTRS:
+        raise ConfigError(f"POSTGRES_TARGET_SESSION_ATTRS is one of {', '.join(SESSION_ATTRS)}, not {given!r}: "
+                          "every command writes, so a standby that only reads is never a target")
+    return given
 
 
 def parse_player_issuer(issuer: str, jwks_file: str) -> dict[str, str | None]:

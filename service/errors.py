@@ -102,6 +102,21 @@ class StoreUnavailable(ServiceError):
         self.retry_after = retry_after
 
 
+class OutcomeUnknown(StoreUnavailable):
+    """The event store went away while a command was being saved, perhaps after committing it, and did not
+    come back in time to say whether it did: the client learns the outcome by resending the command with
+    the identity it was saved under (its own Idempotency-Key, or the one the service made for it)."""
+
+    def __init__(self, reason: str, key: str) -> None:
+        super().__init__(reason)
+        self.message = (
+            "The event store went away while this command was being saved and did not come back in time to "
+            f"say whether it was recorded. Resend the same body with the idempotency key {key}: it answers "
+            "with the command's response if it was recorded, and records it once if it was not."
+        )
+        self.args = (self.message,)
+
+
 class StreamRefused(ServiceError):
     """No live stream can be opened in this process now: it holds as many as it may (``retry_after`` set: one
     may end soon), it is stopping (set: another process will take it), or it cannot hold one at all (None)."""

@@ -78,10 +78,14 @@ class StorePool(ConnectionPool):  # type: ignore[type-arg]
         super().__init__(*args, **kwargs)
 
     @classmethod
-    def replacing(cls, pool: ConnectionPool, statement_timeout: float) -> StorePool:  # type: ignore[type-arg]
-        """A pool like the (not yet opened) one eventsourcing built from its settings, with bounded waits."""
+    def replacing(cls, pool: ConnectionPool, statement_timeout: float,  # type: ignore[type-arg]
+                  target_session_attrs: str = "any") -> StorePool:
+        """A pool like the (not yet opened) one eventsourcing built from its settings, with bounded waits,
+        connecting only to a server of ``target_session_attrs`` among the hosts given (libpq's option: after a
+        failover, the promoted standby rather than a former primary back as a standby)."""
         kwargs = dict(pool.kwargs) if isinstance(pool.kwargs, dict) else {}
         kwargs.update(KEEPALIVES)
+        kwargs["target_session_attrs"] = target_session_attrs
         # libpq's own connect timeout (whole seconds, at least 2) also bounds the pool's reconnections.
         kwargs["connect_timeout"] = max(2, round(pool.timeout))
         if statement_timeout > 0:
@@ -152,7 +156,8 @@ class StorePool(ConnectionPool):  # type: ignore[type-arg]
 def harden(factory: Any, statement_timeout: float) -> None:
     """Gives a PostgreSQL factory's datastore a StorePool (before anything has opened its pool)."""
     if isinstance(factory, PostgresFactory) and not isinstance(factory.datastore.pool, StorePool):
-        factory.datastore.pool = StorePool.replacing(factory.datastore.pool, statement_timeout)
+        attrs = factory.env.get("POSTGRES_TARGET_SESSION_ATTRS") or "any"
+        factory.datastore.pool = StorePool.replacing(factory.datastore.pool, statement_timeout, attrs)
 
 
 def ping(app: Any, timeout: float = PING_TIMEOUT) -> None:
@@ -257,6 +262,7 @@ def probe_postgres(persistence: dict[str, str]) -> None:
             user=persistence.get("POSTGRES_USER"),
             password=persistence.get("POSTGRES_PASSWORD", ""),
             connect_timeout=timeout,
+            target_session_attrs=persistence.get("POSTGRES_TARGET_SESSION_ATTRS") or "any",
         ):
             return
     except psycopg.Error as exc:
