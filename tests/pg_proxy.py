@@ -1,20 +1,26 @@
 """A TCP proxy between the service and PostgreSQL that loses the replies to COMMITs the server received.
 
 Every byte goes through unchanged (in the clear: the test servers run without TLS). While ``dropping`` is
-set, when the server answers that a transaction which inserted rows has committed (a CommandComplete
-message tagged COMMIT), the proxy loses that answer and closes the client's connection: the transaction
+set, when the server answers that a transaction which inserted rows has committed (its ReadyForQuery,
+idle, after a COMMIT or after a writing statement in autocommit), the proxy loses that answer and closes the client's connection: the transaction
 is committed, and the client sees its connection die before it heard so, as when the network or the
 primary dies between the commit and its answer.
 """
 
 from __future__ import annotations
 
+import re
 import socket
 import threading
 from collections.abc import Callable
 
-COMMITTED = b"C\x00\x00\x00\x0bCOMMIT\x00"  # CommandComplete, tag COMMIT
+# ReadyForQuery, idle: the transaction is over. After a write it committed, by a COMMIT or, for a statement
+# sent outside a transaction block (the service's one-statement save), by the statement itself.
+COMMITTED = b"Z\x00\x00\x00\x05I"
 INSERT = b"INSERT INTO"
+# The service's save on PostgreSQL is one prepared statement calling a function of the database
+# (service/onetrip.py): its text passes once, in the Parse that names it; later saves only Bind that name.
+WRITING_PARSE = re.compile(rb"P.{4}(_pg3_\d+)\x00[^\x00]*(?:INSERT INTO|zametano_save_)", re.S)
 CHUNK = 65536
 
 
@@ -24,6 +30,7 @@ class _Link:
     def __init__(self, client: socket.socket, server: socket.socket) -> None:
         self.client, self.server = client, server
         self.wrote = False  # an INSERT since the last COMMIT: the connections' own set-up commits too
+        self.writing: set[bytes] = set()  # the names of its prepared statements that write
         self.lost = False  # the client was cut off at a COMMIT's answer
 
 
@@ -63,8 +70,13 @@ class CommitDropper:
         try:
             while data := link.client.recv(CHUNK):
                 link.server.sendall(data)
-                link.wrote = link.wrote or INSERT in tail + data
-                tail = (tail + data)[1 - len(INSERT):]  # a word split between two reads is seen once
+                seen = tail + data
+                link.writing.update(m.group(1) for m in WRITING_PARSE.finditer(seen))
+                # only what ends in the new data counts: a match kept whole in the tail was counted already
+                fresh = [seen.find(b"\x00" + name + b"\x00", max(0, len(tail) - len(name) - 1)) for name in link.writing]
+                link.wrote = link.wrote or INSERT in seen[max(0, len(tail) - len(INSERT) + 1):] or any(
+                    i >= 0 for i in fresh)
+                tail = seen[-32:]  # a word or a name split between two reads is seen once
         except OSError:
             pass
         _close(link.client)
