@@ -236,9 +236,21 @@ class ReadModel:
 
 
 def swap_table_ids(env: dict[str, str], a: str, b: str) -> None:
-    """Two tables' stored events and snapshots exchange their ids, each row keeping its contents, in one
-    transaction; then the read model is built again from the log, so that nothing derived remembers which
-    was which."""
+    """Two tables' stored events exchange their ids, each row keeping its contents; their snapshots and the
+    read model are dropped, so that nothing derived remembers which was which. The sealed seeds are sealed
+    again to their new table (service/seeds.py), as someone holding the seed keys could: every row reads."""
+    from service.config import load
+    from service.seeds import is_sealed, load_seed_keys
+
+    keys = load_seed_keys(load(env))
+    for table, to in ((a, b), (b, a)):
+        rows = Rows(env, table)
+        for version, type_, raw in rows.rows():
+            state = json.loads(raw)
+            if type_ == "ShoeShuffled" and is_sealed(state["seed"]):
+                seed = keys.open(state["seed"], f"seed:{table}")
+                rows.write(version, {**state, "seed": keys.seal(seed, f"seed:{to}")})
+        rows.drop_snapshots()
     rows = Rows(env, a)
     key = (lambda t: uuid.UUID(t).hex) if rows.sqlite else (lambda t: t)
     spare = key(str(uuid.uuid4()))
