@@ -430,3 +430,24 @@ def test_the_design_shows_what_the_browser_catches_as_the_tampering_test_measure
         assert mine.startswith("✓" if browser == CAUGHT else "–"), name
         assert ("the audit:" in mine) == (browser != audit_verdict_), name  # says why the audit differs
         assert held == "✓", name  # the tampering test requires every one caught with the kept head
+
+
+def test_the_browser_binds_a_rule_2_log_to_its_table_and_leaves_a_rule_1_log_unbound(page: Any, tmp_path: Path) -> None:
+    """docs/design.md "The table in the chain": the rule 2 vectors verify as their own table and are refused at
+    version 1 served as another; the rule 1 vectors bind no table."""
+    bound = json.loads((ROOT / "tests" / "vectors" / "chain-bound.json").read_text(encoding="utf-8"))
+    old = json.loads((ROOT / "tests" / "vectors" / "chain.json").read_text(encoding="utf-8"))["events"]
+    script = """async ({bound, old}) => {
+        const chain = async (events, tableId) => {
+            const result = await m.verifyTable({events, keys: {keys: []}, head: null, tableId});
+            return {rule: result.chainRule, found: result.findings.filter((f) => f.check === "chain")};
+        };
+        return {own: await chain(bound.events, bound.table_id), moved: await chain(bound.events, bound.moved_to),
+                old: await chain(old, bound.moved_to)};
+    }"""
+    with desk(sqlite_env(tmp_path / "empty.sqlite")) as base:
+        found = in_page(page, base, script, {"bound": bound, "old": old})
+    assert found["own"] == {"rule": 2, "found": []}
+    assert found["moved"]["rule"] == 2 and [f["version"] for f in found["moved"]["found"]] == [1]
+    assert "moved from another table" in found["moved"]["found"][0]["message"]
+    assert found["old"] == {"rule": 1, "found": []}
