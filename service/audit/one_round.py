@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from domain.chain import binding_problem
 from domain.table import TableEvent
 from service import decisions, present
 from service.audit.cards import check_cards, shoe_record
@@ -24,7 +25,7 @@ def round_audit(history: TableHistory, table_id: str, number: int) -> dict[str, 
     row, found = _the_round(history, table_id, number)
     first, last = row["first_version"], row["last_version"]
     log, events = _round_log(history, table_id, first, last)
-    problems = list(log.problems)
+    problems = _bound(history, table_id) + log.problems
     state_before = _damaged_state(history, table_id, first - 1, problems, bool(problems)) if first > 1 else None
     state_after = _damaged_state(history, table_id, last, problems, bool(problems))
     shoes, shoe_problems = _log_shoes(history, table_id, events)
@@ -82,6 +83,17 @@ def _the_round(history: TableHistory, table_id: str, number: int) -> tuple[dict[
                                                        f"{truth['first_version']} to {truth['last_version']}, but "
                                                        "the read model does not list it", "round", number)]
     return truth, compare_round(row, truth, log.known)
+
+
+def _bound(history: TableHistory, table_id: str) -> list[dict[str, Any]]:
+    """Chain rule 2: the table's first event names this table (one small read; the round's own chain starts
+    from the event before it, which cannot tell a log moved whole from another table)."""
+    rows = history.stored_rows(table_id, 0, 1)
+    opened = rows[0][1] if rows else None
+    if opened is None or opened.type != "TableOpened":
+        return []  # named by verify, whose chain starts at version 1
+    moved = binding_problem(str(opened.originator_id), opened.data)
+    return [at("chain", 1, moved, opened.type)] if moved else []
 
 
 def _finished_round(history: TableHistory, table_id: str, number: int) -> dict[str, Any] | None:

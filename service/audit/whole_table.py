@@ -7,12 +7,12 @@ from typing import Any
 from domain.table import TableEvent
 from service.audit.cards import ShoeLog, by_number, check_shoe
 from service.audit.chain import LogCheck
-from service.audit.log_rounds import LogRounds, compare_rounds, compare_shoes, compare_table
+from service.audit.log_rounds import LogRounds, compare_rounds, compare_shoes, compare_table, finding
 from service.audit.money import check_money
 from service.audit.problems import at, versions
 from service.audit.read_model import catch_up, index_problems
 from service.audit.rules import RulesCheck
-from service.errors import DamagedLog
+from service.errors import DamagedLog, IndexUnreadable
 from service.history import TableHistory
 
 
@@ -79,10 +79,7 @@ def verify(history: TableHistory, table_id: str) -> dict[str, Any]:
     chain_problems = [p for p in problems if p["check"] == "chain"]
     shoe_rows, shoe_problems = _shoe_rows(whole.shoes)
     problems += shoe_problems + whole.shoes.problems + whole.rules.problems
-    if indexed is not None:
-        problems += compare_table(indexed, whole.opened, whole.rounds, whole.updated_at)
-        problems += compare_rounds(rounds, whole.rounds, indexed["version"])
-        problems += compare_shoes(shoes, whole.indexed_shoes.shoes)
+    problems += _held_to_the_log(whole, indexed, rounds, shoes)
     try:
         head = history.current_state(table_id)
     except DamagedLog as exc:
@@ -109,11 +106,34 @@ def _read_model(history: TableHistory, table_id: str) -> tuple[dict[str, Any] | 
     read again where the read model moved on while they were read."""
     for _ in range(5):
         indexed = history.indexed_table(table_id)
-        rounds = _indexed_rounds(history, table_id)
-        shoes = history.indexed_shoes(table_id, None)
+        try:
+            rounds: list[dict[str, Any]] | None = _indexed_rounds(history, table_id)
+        except IndexUnreadable:
+            rounds = None
+        try:
+            shoes: list[dict[str, Any]] | None = history.indexed_shoes(table_id, None)
+        except IndexUnreadable:
+            shoes = None
         if history.indexed_table(table_id) == indexed:
             break
     return indexed, rounds, shoes
+
+
+def _held_to_the_log(whole: _WholeLog, indexed: dict[str, Any] | None, rounds: list[dict[str, Any]] | None,
+                     shoes: list[dict[str, Any]] | None) -> list[dict[str, Any]]:
+    """Every row of the read model against the log; rows that cannot be opened are named once."""
+    if indexed is None:
+        return []
+    problems = compare_table(indexed, whole.opened, whole.rounds, whole.updated_at)
+    for name, rows in (("rounds", rounds), ("shoes", shoes)):
+        if rows is None:
+            problems.append(finding(None, f"the read model's rows of the table's {name} cannot be read: they are "
+                                          "not checked", name))
+    if rounds is not None:
+        problems += compare_rounds(rounds, whole.rounds, indexed["version"])
+    if shoes is not None:
+        problems += compare_shoes(shoes, whole.indexed_shoes.shoes)
+    return problems
 
 
 def _indexed_rounds(history: TableHistory, table_id: str) -> list[dict[str, Any]]:

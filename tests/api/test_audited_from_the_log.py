@@ -69,6 +69,8 @@ def test_two_tables_ids_exchanged_are_named_by_verify_scripts_audit_and_verify_s
                 report = call("GET", f"{base}/tables/{moved}/verify")
                 assert report["ok"] is False and report["chain"]["first_broken_version"] == 1
                 assert report["chain"]["rule"] == 2
+                audited = call("GET", f"{base}/tables/{moved}/rounds/1")
+                assert audited["checks"]["chain"] is False and audited["problems"][0]["version"] == 1
             capsys.readouterr()
             assert audit.main([base, "--all"]) == 1
             out = capsys.readouterr().out

@@ -363,7 +363,8 @@ function checkBinding(byVersion, tableId, found) {
   const first = byVersion.get(1);
   if (!first || first.type !== "TableOpened" || !isObject(first.data)) return null;
   if (!("table_id" in first.data)) return 1;
-  if (typeof tableId === "string" && first.data.table_id !== tableId) {
+  const bound = first.data.table_id;
+  if (typeof tableId === "string" && (typeof bound !== "string" || bound.toLowerCase() !== tableId.toLowerCase())) {
     found.push({ version: 1, check: "chain", message: `the first event binds the chain to table `
       + `${JSON.stringify(first.data.table_id)}, but this log is served as table ${JSON.stringify(tableId)}: `
       + "the events were moved from another table" });
