@@ -38,10 +38,11 @@ class LogRounds:
         self.broken = False
 
     @property
-    def known(self) -> float:
-        """How far a round that the log does not finish is known not to be finished: everywhere, unless the
-        log broke before its end."""
-        return self.horizon if self.broken else float("inf")
+    def known(self) -> int:
+        """A round ending at this version or after it may be finished in the log without the tracker knowing:
+        the log broke (the round's end needs the event after it) or ended (its end is past the log's, which
+        the chain check names)."""
+        return self.horizon if self.broken else self.horizon + 1
 
     def feed(self, version: int, e: TableEvent | None) -> None:
         if self.stopped:
@@ -68,12 +69,12 @@ class LogRounds:
         return self.finished[number - 1] if 1 <= number <= len(self.finished) else None
 
 
-def compare_round(row: dict[str, Any], truth: dict[str, Any] | None, known: float) -> list[dict[str, Any]]:
+def compare_round(row: dict[str, Any], truth: dict[str, Any] | None, known: int) -> list[dict[str, Any]]:
     """A read model's row of a round against the round as the log gives it (``known``: LogRounds.known)."""
     number = row["round"]
     if truth is None:
         if row["last_version"] >= known:
-            return []  # not told by the log, which broke before the round's end: the chain check names the break
+            return []  # not told by the log, which broke or ended before the round's end: the chain check names it
         return [finding(row["first_version"], f"round {number}: the read model lists it at versions "
                                               f"{row['first_version']} to {row['last_version']}, but the log has no "
                                               f"finished round {number}", "round", number)]
@@ -135,7 +136,7 @@ def compare_shoes(rows: list[dict[str, Any]], shoes: dict[Any, dict[str, Any]]) 
                                                                  "log never shuffles it", "shoe"))
             continue
         problems += [
-            finding(truth["shuffled_version"], f"shoe {number}: " + _differs(name, row.get(name), truth[name]), name)
+            finding(_where(name, truth), f"shoe {number}: " + _differs(name, row.get(name), truth[name]), name)
             for name in SHOE_FIELDS if row.get(name) != truth[name]
         ]
     for number, truth in shoes.items():
@@ -151,3 +152,10 @@ def _differs(name: str, held: Any, truth: Any) -> str:
     if name == "seed":
         return f"the read model's seed differs from the one the log reveals ({'none' if truth is None else 'revealed'})"
     return f"the read model's {name} is {held!r}; the log gives {truth!r}"
+
+
+def _where(name: str, truth: dict[str, Any]) -> int:
+    """The event of the log that says what a shoe's field is: its reveal, its cut, else its shuffle."""
+    version = {"seed": truth["revealed_version"], "revealed_version": truth["revealed_version"],
+               "cut": truth["cut_version"]}.get(name)
+    return version or truth["shuffled_version"]
