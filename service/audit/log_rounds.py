@@ -14,6 +14,8 @@ from domain.games import ROUND_MARKS
 from domain.rounds import RoundTracker
 from domain.table import TableEvent
 from service import present
+from service.audit import checkpoints
+from service.history import TableHistory
 
 ROUND_FIELDS = ("first_version", "last_version", "started_at", "ended_at", "summary")
 SHOE_FIELDS = ("shuffled_version", "revealed_version", "deck", "decks", "algorithm", "commitment", "cut", "seed")
@@ -30,12 +32,26 @@ class LogRounds:
     version missing or unreadable) stops it: the rounds after it cannot be told, and ``horizon`` says how
     far the rounds it gives are known."""
 
-    def __init__(self) -> None:
+    def __init__(self, table_id: str) -> None:
+        self.table_id = table_id
+        self.game = ""
         self.tracker: RoundTracker | None = None
         self.finished: list[dict[str, Any]] = []
         self.horizon = 0  # the last version fed without a break before it
         self.stopped = False
         self.broken = False
+
+    def resume(self, history: TableHistory, number: int) -> int:
+        """Starts from the latest checkpoint before round ``number`` whose event is still the one it was
+        made at (service/audit/checkpoints.py); returns the version to read after (0: from the start)."""
+        for version, digest, game, state in checkpoints.before_round(self.table_id, number):
+            rows = history.stored_rows(self.table_id, version - 1, version)
+            if rows and rows[0][1] is not None and rows[0][1].digest == digest:
+                self.game, self.tracker, self.horizon = game, RoundTracker(ROUND_MARKS[game], state), version
+                return version
+            checkpoints.forget(self.table_id)  # the log changed under it: read it from the start
+            break
+        return 0
 
     @property
     def known(self) -> int:
@@ -48,7 +64,8 @@ class LogRounds:
         if self.stopped:
             return
         if self.tracker is None and e is not None and e.type == "TableOpened" and version == 1:
-            marks = ROUND_MARKS.get(getattr(e, "game", None))  # type: ignore[arg-type]
+            self.game = getattr(e, "game", "")
+            marks = ROUND_MARKS.get(self.game)
             self.tracker = RoundTracker(marks) if marks is not None else None
         try:
             if e is None or version != self.horizon + 1 or self.tracker is None:
@@ -58,6 +75,8 @@ class LogRounds:
             self.stopped = self.broken = True
             return
         self.horizon = version
+        if version % checkpoints.EVERY == 0:
+            checkpoints.keep(self.table_id, version, e.digest, self.game, self.tracker.state)
 
     def close(self) -> None:
         """At the end of the stored log, which ends at a command's end: a round being settled is finished."""
@@ -66,7 +85,7 @@ class LogRounds:
             self.stopped = True
 
     def round(self, number: int) -> dict[str, Any] | None:
-        return self.finished[number - 1] if 1 <= number <= len(self.finished) else None
+        return next((r for r in reversed(self.finished) if r["round"] == number), None)
 
 
 def compare_round(row: dict[str, Any], truth: dict[str, Any] | None, known: int) -> list[dict[str, Any]]:

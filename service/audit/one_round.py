@@ -62,8 +62,8 @@ def _the_round(history: TableHistory, table_id: str, number: int) -> tuple[dict[
     read model's row says otherwise. Where a break in the log keeps the rounds from being told up to this
     one, the read model's row says where to look (the log's own check names the break)."""
     row = _finished_round(history, table_id, number)
-    log = LogRounds()
-    after = 0
+    log = LogRounds(table_id)
+    after = log.resume(history, number)
     while log.round(number) is None and not log.stopped:
         page = history.stored_rows(table_id, after, None, limit=1000)
         for version, e in page:

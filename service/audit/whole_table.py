@@ -21,7 +21,7 @@ class _WholeLog:
 
     def __init__(self, history: TableHistory, table_id: str, indexed_version: int) -> None:
         self.log, self.shoes = LogCheck(), ShoeLog()
-        self.rounds, self.indexed_shoes = LogRounds(), ShoeLog()  # the latter: the shoes up to the read model's version
+        self.rounds, self.indexed_shoes = LogRounds(table_id), ShoeLog()  # the latter: the shoes up to the read model's version
         self.indexed_version = indexed_version
         self.opened: TableEvent | None = None
         self.updated_at: str | None = None
