@@ -107,6 +107,8 @@ def audit_verdict(capsys: pytest.CaptureFixture[str], base: str,
     assert code in (0, 1), out + err
     named = []
     for line in problem_lines(out, table_id) if code == 1 else []:
+        if line.startswith("... and "):
+            continue  # the problems past those shown, counted
         found = re.match(r"(.+?)\s+(?:version (\d+)|-)\s", line)
         assert found, line
         named.append((found.group(1), int(found.group(2)) if found.group(2) else None))
@@ -359,7 +361,7 @@ EXPECTED: dict[str, tuple[str, str, Callable[[Facts], int | None]]] = {
     "last 20 events deleted, snapshots kept": (MISSED, CAUGHT, lambda f: None),
     "last 20 events and the snapshots past the cut deleted": (MISSED, CAUGHT, lambda f: None),
     "the same, then the read model rebuilt from the log": (MISSED, MISSED, lambda f: None),
-    "every timestamp an hour earlier, digests recomputed": (MISSED, MISSED, lambda f: None),
+    "every timestamp an hour earlier, digests recomputed": (MISSED, CAUGHT, lambda f: None),
     "one event row in the middle deleted": (CAUGHT, CAUGHT, lambda f: f.middle),
     "the revealed seed changed": (CAUGHT, CAUGHT, lambda f: f.revealed),
     "the seed changed in the shuffle and the reveal": (CAUGHT, CAUGHT, lambda f: f.revealed),
