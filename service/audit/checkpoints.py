@@ -16,7 +16,7 @@ import threading
 from collections import OrderedDict
 from typing import Any
 
-EVERY = 1000
+EVERY = 100
 LIMIT = 20_000  # checkpoints kept in all (a few hundred bytes each), the least recently used table's first
 
 _lock = threading.Lock()

@@ -17,6 +17,8 @@ from service.audit.rules import check_rules
 from service.errors import DamagedLog, IndexIncomplete, NotFoundInHistory
 from service.history import TableHistory
 
+PAGE = 250  # rows read (and decoded) at a time while the log is read for a round
+
 
 def round_audit(history: TableHistory, table_id: str, number: int) -> dict[str, Any]:
     """One finished round: its events, the state before and after, cards, decisions, payments, and the
@@ -65,12 +67,12 @@ def _the_round(history: TableHistory, table_id: str, number: int) -> tuple[dict[
     log = LogRounds(table_id)
     after = log.resume(history, number)
     while log.round(number) is None and not log.stopped:
-        page = history.stored_rows(table_id, after, None, limit=1000)
+        page = history.stored_rows(table_id, after, None, limit=PAGE)
         for version, e in page:
             log.feed(version, e)
             if log.round(number) is not None:
                 break
-        if len(page) < 1000:
+        if len(page) < PAGE:
             log.close()
         after = page[-1][0] if page else after
     truth = log.round(number)
