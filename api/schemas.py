@@ -372,6 +372,11 @@ class ProblemSchema(Schema):
     version = fields.Integer(allow_none=True, metadata={"description": "The offending event, where one is named."})
     type = fields.String(allow_none=True)
     message = fields.String()
+    round = fields.Integer(allow_none=True, metadata={
+        "description": "check read_model only: the round whose row the read model holds otherwise than the log "
+                       "gives it (null for the table's row and its shoes)."})
+    field = fields.String(metadata={"description": "check read_model only: the field of the read model's row "
+                                                   "that disagrees with the log."})
 
 
 class ChecksSchema(Schema):
@@ -379,6 +384,8 @@ class ChecksSchema(Schema):
     cards = fields.Boolean(allow_none=True, metadata={"description": "null while a shoe of the round is unrevealed."})
     rules = fields.Boolean()
     money = fields.Boolean()
+    read_model = fields.Boolean(metadata={"description": "The read model's row of the round (bounds, times, "
+                                                         "summary) is the round the log gives."})
 
 
 class RoundAuditSchema(RoundSchema):

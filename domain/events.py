@@ -22,7 +22,7 @@ _ENVELOPE = frozenset(
 )
 # Fields added after logs were first stored: left out of the data (and so of the digest) where an event has
 # none, so that every log stored before them keeps its digests.
-LATER_FIELDS = frozenset({"by", "players_act"})
+LATER_FIELDS = frozenset({"by", "players_act", "table_id"})
 
 
 class TableEvent(Aggregate.Event):
@@ -117,6 +117,9 @@ class TableOpened(TableEvent, Aggregate.Created):
     # Who may issue the players' commands: "self" (each player with his own credential) or, where None
     # (every table opened before this field, and "croupier" tables), the operator for them.
     players_act: str | None = field(default=None, kw_only=True)
+    # The table's own id, which binds the chain to the table (chain rule 2, domain/chain.py); None in every
+    # table opened before it was recorded (chain rule 1).
+    table_id: str | None = field(default=None, kw_only=True)
 
 
 class ShoeShuffled(TableEvent):

@@ -156,10 +156,13 @@ class Table(Aggregate):
         # Recorded only where given, so that a croupier's table opened without a credential is recorded as
         # every table was before these fields.
         data.update({k: v for k, v in (("players_act", players_act), ("by", by)) if v is not None})
+        # The id the library would draw itself, drawn first so that the chain binds it (domain/chain.py).
+        table_id = cls.create_id()
+        data[chain.BOUND_FIELD] = str(table_id)
         stamp = chain.format_timestamp(now)
         head = chain.digest("", 1, "TableOpened", stamp, SERVICE, data)
         return cls._create(
-            TableOpened, timestamp=now, actor=SERVICE, digest=head, command=1, **data
+            TableOpened, id=table_id, timestamp=now, actor=SERVICE, digest=head, command=1, **data
         )
 
     # --- applying the shared events: assignments only ----------------------------------------------

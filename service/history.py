@@ -62,8 +62,11 @@ class TableHistory(Protocol):
     def indexed_round(self, table_id: str, number: int) -> dict[str, Any] | None:
         """The read model's row of a finished round: its first and last versions, times and summary."""
 
-    def indexed_shoes(self, table_id: str, numbers: list[int]) -> list[dict[str, Any]]:
-        """The read model's rows of these shoes: where their shuffle and reveal are in the log."""
+    def indexed_rounds(self, table_id: str, after: int, limit: int) -> list[dict[str, Any]]:
+        """The read model's rows of the finished rounds numbered after ``after``, at most ``limit``."""
+
+    def indexed_shoes(self, table_id: str, numbers: list[int] | None) -> list[dict[str, Any]]:
+        """The read model's rows of these shoes (of all, for None): where their shuffle and reveal are."""
 
     def index_error(self, table_id: str) -> dict[str, Any] | None:
         """Where and why the read model stopped indexing the table, or None if it holds all of it."""
@@ -142,7 +145,10 @@ class History:
         rows = self.index.view.list_rounds(str(self._uuid(table_id)), number - 1, 1)
         return rows[0] if rows and rows[0]["round"] == number else None
 
-    def indexed_shoes(self, table_id: str, numbers: list[int]) -> list[dict[str, Any]]:
+    def indexed_rounds(self, table_id: str, after: int, limit: int) -> list[dict[str, Any]]:
+        return self.index.view.list_rounds(str(self._uuid(table_id)), after, limit)
+
+    def indexed_shoes(self, table_id: str, numbers: list[int] | None) -> list[dict[str, Any]]:
         return self.index.view.get_shoes(str(self._uuid(table_id)), numbers)
 
     def index_error(self, table_id: str) -> dict[str, Any] | None:

@@ -159,3 +159,102 @@ class Rows:
             return {**event, "timestamp": {**event["timestamp"], "_data_": moment.isoformat()}}
 
         return self.rechain(moved)
+
+
+class ReadModel:
+    """The read model's rows (service/readmodel/) in an SQLite file or a PostgreSQL schema, edited behind the
+    service's back: its sealed columns opened and sealed again with the store's cipher, as someone who holds
+    the key could."""
+
+    def __init__(self, env: dict[str, str]) -> None:
+        from service.readmodel.rows import Sealer
+
+        self.rows = Rows(env, str(uuid.UUID(int=0)))  # for its connection and its cipher only
+        self.sqlite = self.rows.sqlite
+        self.schema = "" if self.sqlite else env.get("POSTGRES_SCHEMA", "public") + "."
+        self.sealer = Sealer(store_cipher(env))
+
+    def run(self, sql: str, *params: Any) -> list[tuple[Any, ...]]:
+        """``sql`` with ``{t}`` standing for the schema (PostgreSQL) before a table's name."""
+        return self.rows._run(sql.replace("{t}", self.schema), *params)
+
+    def round(self, table_id: str, number: int) -> dict[str, Any]:
+        from service.readmodel.rows import ROUNDS
+
+        (first, last, sealed), = self.run(f"SELECT first_version, last_version, sealed FROM {{t}}{ROUNDS} "
+                                          "WHERE table_id = ? AND round = ?", table_id, number)
+        return {"first_version": first, "last_version": last, "summary": self.sealer.open(sealed), "sealed": sealed}
+
+    def set_round(self, table_id: str, number: int, **values: Any) -> None:
+        from service.readmodel.rows import ROUNDS
+
+        if "summary" in values:
+            values["sealed"] = self.sealer.seal(values.pop("summary"))
+        sets = ", ".join(f"{name} = ?" for name in values)
+        self.run(f"UPDATE {{t}}{ROUNDS} SET {sets} WHERE table_id = ? AND round = ?", *values.values(), table_id, number)
+
+    def delete_round(self, table_id: str, number: int) -> None:
+        from service.readmodel.rows import ROUNDS
+
+        self.run(f"DELETE FROM {{t}}{ROUNDS} WHERE table_id = ? AND round = ?", table_id, number)
+
+    def table(self, table_id: str) -> dict[str, Any]:
+        from service.readmodel.rows import TABLES
+
+        (rounds, sealed), = self.run(f"SELECT rounds, sealed FROM {{t}}{TABLES} WHERE table_id = ?", table_id)
+        return {"rounds": rounds, **self.sealer.open(sealed)}
+
+    def set_table(self, table_id: str, rounds: int | None = None, **sealed: Any) -> None:
+        from service.readmodel.rows import TABLES
+
+        if rounds is not None:
+            self.run(f"UPDATE {{t}}{TABLES} SET rounds = ? WHERE table_id = ?", rounds, table_id)
+        if sealed:
+            opened = {k: v for k, v in self.table(table_id).items() if k != "rounds"}
+            self.run(f"UPDATE {{t}}{TABLES} SET sealed = ? WHERE table_id = ?",
+                     self.sealer.seal({**opened, **sealed}), table_id)
+
+    def set_shoe(self, table_id: str, number: int, revealed_version: Any = "keep", **sealed: Any) -> None:
+        from service.readmodel.rows import SHOES
+
+        if revealed_version != "keep":
+            self.run(f"UPDATE {{t}}{SHOES} SET revealed_version = ? WHERE table_id = ? AND shoe = ?",
+                     revealed_version, table_id, number)
+        if sealed:
+            (text,), = self.run(f"SELECT sealed FROM {{t}}{SHOES} WHERE table_id = ? AND shoe = ?", table_id, number)
+            self.run(f"UPDATE {{t}}{SHOES} SET sealed = ? WHERE table_id = ? AND shoe = ?",
+                     self.sealer.seal({**self.sealer.open(text), **sealed}), table_id, number)
+
+    def drop(self) -> None:
+        """Every row of the read model and its position deleted: the next service builds it again from the log."""
+        from service.readmodel.rows import POSITION, ROUNDS, SHOES, TABLES
+
+        for name in (TABLES, ROUNDS, SHOES):
+            self.run(f"DELETE FROM {{t}}{name}")
+        tracking = "tracking" if self.sqlite else "{t}zametano_tracking"
+        self.run(f"DELETE FROM {tracking} WHERE application_name = ?", POSITION)
+
+
+def swap_table_ids(env: dict[str, str], a: str, b: str) -> None:
+    """Two tables' stored events exchange their ids, each row keeping its contents; their snapshots and the
+    read model are dropped, so that nothing derived remembers which was which. The sealed seeds are sealed
+    again to their new table (service/seeds.py), as someone holding the seed keys could: every row reads."""
+    from service.config import load
+    from service.seeds import is_sealed, load_seed_keys
+
+    keys = load_seed_keys(load(env))
+    for table, to in ((a, b), (b, a)):
+        rows = Rows(env, table)
+        for version, type_, raw in rows.rows():
+            state = json.loads(raw)
+            if type_ == "ShoeShuffled" and is_sealed(state["seed"]):
+                seed = keys.open(state["seed"], f"seed:{table}")
+                rows.write(version, {**state, "seed": keys.seal(seed, f"seed:{to}")})
+        rows.drop_snapshots()
+    rows = Rows(env, a)
+    key = (lambda t: uuid.UUID(t).hex) if rows.sqlite else (lambda t: t)
+    spare = key(str(uuid.uuid4()))
+    for table in (rows.events, rows.snapshots):
+        moves = [(spare, key(a)), (key(a), key(b)), (key(b), spare)]
+        rows._batch(f"UPDATE {table} SET originator_id = ? WHERE originator_id = ?", moves)
+    ReadModel(env).drop()

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from domain.chain import digest, format_timestamp
+from domain.chain import binding_problem, chain_rule, digest, format_timestamp
 from domain.table import TableEvent
 from service.audit.problems import at, missing_message, unreadable_message
 
@@ -19,6 +19,7 @@ class LogCheck:
     chain"). It goes on after a break, so that one problem does not hide the next."""
 
     def __init__(self, expected: int = 1, prev: str | None = "", moment: Any = None) -> None:
+        self.rule: int | None = None  # the chain rule, told by the first event (domain/chain.py)
         self.expected = expected  # the version the next row must have
         self.prev = prev  # the digest of the event before it; None when that event is missing or unreadable
         self.moment = moment  # the timestamp of the last readable event
@@ -45,6 +46,11 @@ class LogCheck:
         if self.moment is not None and e.timestamp <= self.moment:
             found.append(f"its timestamp {timestamp} is not after {format_timestamp(self.moment)}, the one "
                          "before it: versions out of order (rows exchanged) or a timestamp altered")
+        if version == 1 and e.type == "TableOpened":
+            self.rule = chain_rule(e.data)
+            moved = binding_problem(str(e.originator_id), e.data)
+            if moved:
+                found.append(moved)
         if self.prev is not None:
             expected = digest(self.prev, version, e.type, timestamp, e.actor, e.data)
             if expected != e.digest:

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from domain.chain import binding_problem
 from domain.sight import EVERYTHING, Sight, Viewer
 from domain.table import Table, TableEvent
 from service import decisions, present
 from service.audit.cards import check_cards, shoe_record
 from service.audit.chain import LogCheck
+from service.audit.log_rounds import LogRounds, compare_round, finding
 from service.audit.money import check_money
 from service.audit.problems import at, unreadable_message
 from service.audit.read_model import catch_up, index_problems
@@ -16,16 +18,18 @@ from service.audit.rules import check_rules
 from service.errors import DamagedLog, IndexIncomplete, NotFoundInHistory
 from service.history import TableHistory
 
+PAGE = 250  # rows read (and decoded) at a time while the log is read for a round
+
 
 def round_audit(history: TableHistory, table_id: str, number: int, viewer: Viewer = EVERYTHING) -> dict[str, Any]:
     """One finished round: its events, the state before and after, cards, decisions, payments, and the
     checks (docs/design.md "Replay and audit"), as ``viewer`` sees them at the table's head (domain/sight.py;
     the checks run on the events as recorded). Reads only the round's events and two snapshot-based states.
     A round whose stored events are not whole is audited as far as they allow, every break named."""
-    row = _finished_round(history, table_id, number)
+    row, found = _the_round(history, table_id, number)
     first, last = row["first_version"], row["last_version"]
     log, events = _round_log(history, table_id, first, last)
-    problems = list(log.problems)
+    problems = _bound(history, table_id) + list(log.problems)
     now = _head(history, table_id)
     seen = None if viewer == EVERYTHING else present.sight(viewer, now)
     states = (viewer, now, problems, bool(problems))
@@ -53,26 +57,75 @@ def round_audit(history: TableHistory, table_id: str, number: int, viewer: Viewe
             "cards": cards_ok,
             "rules": not rule_problems,
             "money": not money_problems,
+            "read_model": not found,
         },
-        "problems": problems + card_problems + rule_problems + money_problems + index_problems(history, table_id),
+        "problems": problems + card_problems + rule_problems + money_problems + found
+        + index_problems(history, table_id),
     }
 
 
-def _finished_round(history: TableHistory, table_id: str, number: int) -> dict[str, Any]:
-    """The read model's row of the round: where it starts and ends in the log."""
+def _the_round(history: TableHistory, table_id: str, number: int) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """The round as the table's own log gives it (its bounds, times and summary), with every field where the
+    read model's row says otherwise. Where a break in the log keeps the rounds from being told up to this
+    one, the read model's row says where to look (the log's own check names the break)."""
+    row = _finished_round(history, table_id, number)
+    log = LogRounds(table_id)
+    after = log.resume(history, number)
+    while log.round(number) is None and not log.stopped:
+        page = history.stored_rows(table_id, after, None, limit=PAGE)
+        for version, e in page:
+            log.feed(version, e)
+            if log.round(number) is not None:
+                break
+        if len(page) < PAGE:
+            log.close()
+        after = page[-1][0] if page else after
+    truth = log.round(number)
+    if truth is None:
+        if row is None:
+            raise _not_found(history, table_id, number)
+        return row, compare_round(row, None, log.known)
+    if row is None:
+        return truth, [finding(truth["first_version"], f"round {number}: the log finishes it at versions "
+                                                       f"{truth['first_version']} to {truth['last_version']}, but "
+                                                       "the read model does not list it", "round", number)]
+    return truth, compare_round(row, truth, log.known)
+
+
+def _bound(history: TableHistory, table_id: str) -> list[dict[str, Any]]:
+    """Chain rule 2: the table's first event names this table (one small read; the round's own chain starts
+    from the event before it, which cannot tell a log moved whole from another table)."""
+    rows = history.stored_rows(table_id, 0, 1)
+    opened = rows[0][1] if rows else None
+    if opened is None or opened.type != "TableOpened":
+        return []  # named by verify, whose chain starts at version 1
+    moved = binding_problem(str(opened.originator_id), opened.data)
+    return [at("chain", 1, moved, opened.type)] if moved else []
+
+
+def _finished_round(history: TableHistory, table_id: str, number: int) -> dict[str, Any] | None:
+    """The read model's row of the round: where it starts and ends in the log. None where the read model
+    counts the round among the table's finished rounds but has no row of it (the log is read for it)."""
     history.require_table(table_id)
     stuck = catch_up(history)
     row = history.indexed_round(table_id, number)
     if row is not None:
         return row
+    indexed = history.indexed_table(table_id)
+    if indexed is not None and 1 <= number <= indexed["rounds"] and indexed["index_error"] is None:
+        return None
     index_error = history.index_error(table_id)
     if index_error is not None:
         raise IndexIncomplete(table_id, index_error, f"Round {number}")
     if stuck is not None and 1 <= number <= 2**62:  # a larger number cannot exist
         raise stuck  # the round may lie past a row the read model could not read: a 409 that says so
+    raise _not_found(history, table_id, number)
+
+
+def _not_found(history: TableHistory, table_id: str, number: int) -> NotFoundInHistory:
     indexed = history.indexed_table(table_id)
     finished = indexed["rounds"] if indexed is not None else 0
-    raise NotFoundInHistory(
+    return NotFoundInHistory(
         f"Table '{table_id}' has no finished round {number}; "
         + {0: "it has none yet.", 1: "its only finished round is 1."}.get(finished, f"its finished rounds are 1 to {finished}.")
     )

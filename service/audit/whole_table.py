@@ -9,19 +9,24 @@ from domain.table import TableEvent
 from service import present
 from service.audit.cards import ShoeLog, by_number, check_shoe
 from service.audit.chain import LogCheck
+from service.audit.log_rounds import LogRounds, compare_rounds, compare_shoes, compare_table, finding
 from service.audit.money import check_money
 from service.audit.problems import at, versions
 from service.audit.read_model import catch_up, index_problems
 from service.audit.rules import RulesCheck
-from service.errors import DamagedLog
+from service.errors import DamagedLog, IndexUnreadable
 from service.history import TableHistory
 
 
 class _WholeLog:
     """Everything verify() learns in one pass over the stored log."""
 
-    def __init__(self, history: TableHistory, table_id: str, seen: Sight | None) -> None:
+    def __init__(self, history: TableHistory, table_id: str, indexed_version: int, seen: Sight | None) -> None:
         self.log, self.shoes = LogCheck(), ShoeLog()
+        self.rounds, self.indexed_shoes = LogRounds(table_id), ShoeLog()  # the latter: the shoes up to the read model's version
+        self.indexed_version = indexed_version
+        self.opened: TableEvent | None = None
+        self.updated_at: str | None = None
         self.rules = RulesCheck(None, lambda v: history.table(table_id, version=v), seen)
         self.payments: list[TableEvent] = []
         self._pending: list[TableEvent] = []
@@ -37,8 +42,16 @@ class _WholeLog:
             after = batch[-1][0]
         if self._pending:
             self.rules.feed(self._pending)
+        self.rounds.close()
 
     def _feed(self, version: int, e: TableEvent | None) -> None:
+        self.rounds.feed(version, e)
+        if e is not None and version <= self.indexed_version:
+            self.indexed_shoes.feed(e)
+            if version == 1:
+                self.opened = e
+            if version == self.indexed_version:
+                self.updated_at = e.timestamp_text
         if e is None:
             self.log.unreadable(version)
             self._pending = []  # the command around an unreadable row cannot be run again
@@ -60,15 +73,16 @@ def verify(history: TableHistory, table_id: str, viewer: Viewer = EVERYTHING) ->
     history.require_table(table_id)
     catch_up(history)
     # Read before the log, which only grows: in an honest store neither can be ahead of what is read next.
-    indexed = history.indexed_table(table_id)
+    indexed, rounds, shoes = _read_model(history, table_id)
     snapshot = history.snapshot_version(table_id)
-    whole = _WholeLog(history, table_id, _seen(history, table_id, viewer))
+    whole = _WholeLog(history, table_id, indexed["version"] if indexed else 0, _seen(history, table_id, viewer))
     whole.read(history, table_id)
     end = whole.log.last or 0
     problems = list(whole.log.problems) + _ends_ahead(end, snapshot, indexed)
     chain_problems = [p for p in problems if p["check"] == "chain"]
     shoe_rows, shoe_problems = _shoe_rows(whole.shoes)
     problems += shoe_problems + whole.shoes.problems + whole.rules.problems
+    problems += _held_to_the_log(whole, indexed, rounds, shoes)
     try:
         head = history.current_state(table_id)
     except DamagedLog as exc:
@@ -82,10 +96,10 @@ def verify(history: TableHistory, table_id: str, viewer: Viewer = EVERYTHING) ->
     return {
         "ok": not problems,
         "chain": {"events": whole.log.rows, "last_version": end, "ok": not chain_problems,
-                  "first_broken_version": first_broken},
+                  "first_broken_version": first_broken, "rule": whole.log.rule},
         "shoes": shoe_rows,
         "commands_checked": whole.rules.commands,
-        "rounds_checked": indexed["rounds"] if indexed else 0,
+        "rounds_checked": len(whole.rounds.finished),
         "problems": problems,
     }
 
@@ -97,6 +111,50 @@ def _seen(history: TableHistory, table_id: str, viewer: Viewer) -> Sight | None:
         return present.sight(viewer, history.table(table_id))
     except DamagedLog:
         return present.sight(viewer, None)
+
+
+def _read_model(history: TableHistory, table_id: str) -> tuple[dict[str, Any] | None, list[dict[str, Any]], list[dict[str, Any]]]:
+    """The read model's rows of the table, its rounds and its shoes, all as of one version of the table:
+    read again where the read model moved on while they were read."""
+    for _ in range(5):
+        indexed = history.indexed_table(table_id)
+        try:
+            rounds: list[dict[str, Any]] | None = _indexed_rounds(history, table_id)
+        except IndexUnreadable:
+            rounds = None
+        try:
+            shoes: list[dict[str, Any]] | None = history.indexed_shoes(table_id, None)
+        except IndexUnreadable:
+            shoes = None
+        if history.indexed_table(table_id) == indexed:
+            break
+    return indexed, rounds, shoes
+
+
+def _held_to_the_log(whole: _WholeLog, indexed: dict[str, Any] | None, rounds: list[dict[str, Any]] | None,
+                     shoes: list[dict[str, Any]] | None) -> list[dict[str, Any]]:
+    """Every row of the read model against the log; rows that cannot be opened are named once."""
+    if indexed is None:
+        return []
+    problems = compare_table(indexed, whole.opened, whole.rounds, whole.updated_at)
+    for name, rows in (("rounds", rounds), ("shoes", shoes)):
+        if rows is None:
+            problems.append(finding(None, f"the read model's rows of the table's {name} cannot be read: they are "
+                                          "not checked", name))
+    if rounds is not None:
+        problems += compare_rounds(rounds, whole.rounds, indexed["version"])
+    if shoes is not None:
+        problems += compare_shoes(shoes, whole.indexed_shoes.shoes)
+    return problems
+
+
+def _indexed_rounds(history: TableHistory, table_id: str) -> list[dict[str, Any]]:
+    rounds: list[dict[str, Any]] = []
+    while True:
+        page = history.indexed_rounds(table_id, rounds[-1]["round"] if rounds else 0, 1000)
+        rounds += page
+        if len(page) < 1000:
+            return rounds
 
 
 def _ends_ahead(end: int, snapshot: int | None, indexed: dict[str, Any] | None) -> list[dict[str, Any]]:

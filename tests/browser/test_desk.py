@@ -203,7 +203,7 @@ def test_the_rounds_list_links_each_rounds_audit(browser_page, desk):
     expect(page.locator('[data-testid="rounds"] tbody tr')).to_have_count(len(rounds))
     page.get_by_role("link", name="Round 2", exact=True).click()
 
-    expect(page.locator("[data-check]")).to_have_count(4)
+    expect(page.locator("[data-check]")).to_have_count(5)  # chain, cards, rules, money, read_model
     assert page.url.endswith(f"/desk/tables/{table_id}/rounds/2")
 
 

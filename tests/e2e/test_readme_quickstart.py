@@ -63,7 +63,7 @@ def test_the_readme_quickstart_runs_against_a_real_server(tmp_path):
     assert statuses == ["0"] * len(curl_calls(script)), report
 
     out = done.stdout
-    assert "{'chain': True, 'cards': None, 'rules': True, 'money': True} []" in out, report  # round 1's audit
+    assert "{'chain': True, 'cards': None, 'rules': True, 'money': True, 'read_model': True} []" in out, report  # round 1's audit
     assert re.search(r"\{'version': 3, 'timestamp': '[^']+'\} cut", out), report  # replayed to version 3
     assert "deal {'anna': {'banker': 100}, 'boris': {'player': 50}}" in out, report  # to when the stakes closed
     exported = list(tmp_path.glob("table-*.ndjson"))

@@ -65,7 +65,8 @@ def test_a_played_table_verifies_and_each_coup_is_a_round_whose_audit_passes_eve
     assert len(rounds) == final["round"]
     for number in (1, len(rounds) // 2, len(rounds)):
         audit = service.round_audit(table_id, number)
-        assert audit["checks"] == {"chain": True, "cards": True, "rules": True, "money": True}, audit["problems"]
+        assert audit["checks"] == {"chain": True, "cards": True, "rules": True, "money": True, "read_model": True}, \
+            audit["problems"]
         assert audit["payments"] and all("house" in (p["payer"], p["payee"]) for p in audit["payments"])
     last = service.round_audit(table_id, len(rounds))
     assert [e["type"] for e in last["events"]][-2:] == ["ShoeFinished", "ShoeRevealed"]

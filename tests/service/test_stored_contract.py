@@ -70,6 +70,7 @@ def test_an_old_stored_log_verifies_and_its_rounds_are_indexed(old_store, name):
     service, table_id = old_store(name)
     report = service.verify(table_id)
     assert report["ok"] is True and report["rounds_checked"] > 5, report["problems"]
+    assert report["chain"]["rule"] == 1  # chained before the table's id was bound in its first event
     # stored before seeds were sealed: /verify says their seeds lay in the store in clear
     assert report["shoes"] and {shoe["seed_stored"] for shoe in report["shoes"]} == {"unsealed"}
 

@@ -64,7 +64,9 @@ def test_a_table_opens_with_its_rules_recorded_and_waits_for_seating(service):
     assert state["rules"] == {"decks": 3, "stop_card": 7, "draw_rule": "classic", "auto_forced": True, "commission_percent": 5}
     (opened,) = service.events_page(state["table_id"])["events"]
     assert opened["type"] == "TableOpened" and opened["actor"] == "service"
-    assert opened["data"] == {"game": "chemin-de-fer", "players": PLAYERS, "rules": state["rules"]}
+    # table_id: the chain bound to the table (docs/design.md "The table in the chain")
+    assert opened["data"] == {"game": "chemin-de-fer", "players": PLAYERS, "rules": state["rules"],
+                              "table_id": state["table_id"]}
 
 
 def test_replaying_to_any_version_returns_exactly_the_state_the_table_showed_then(service):

@@ -193,11 +193,15 @@ def design_snippets() -> dict[str, object]:
 def test_the_designs_chain_check_reproduces_the_reference_vectors_and_names_an_altered_event():
     check_chain = design_snippets()["check_chain"]
     events = json.loads((ROOT / "tests/vectors/chain.json").read_text(encoding="utf-8"))["events"]
-    assert check_chain(events) is None  # type: ignore[operator]
+    assert check_chain(events, "any table") is None  # type: ignore[operator]  # rule 1: binds no table
 
     altered = [dict(e) for e in events]
     altered[2] = {**altered[2], "data": {**altered[2]["data"], "amount": 500}}
-    assert check_chain(altered) == altered[2]["version"]  # type: ignore[operator]
+    assert check_chain(altered, "any table") == altered[2]["version"]  # type: ignore[operator]
+
+    bound = json.loads((ROOT / "tests/vectors/chain-bound.json").read_text(encoding="utf-8"))
+    assert check_chain(bound["events"], bound["table_id"]) is None  # type: ignore[operator]
+    assert check_chain(bound["events"], bound["moved_to"]) == 1  # type: ignore[operator]
 
 
 def test_the_designs_shuffle_reproduces_the_reference_vectors():

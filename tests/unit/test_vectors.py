@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from domain.chain import digest, format_timestamp
+from domain.chain import binding_problem, chain_rule, digest, format_timestamp
 from domain.shuffle import commitment, shoe_order, shuffled
 
 VECTORS = Path(__file__).parent.parent / "vectors"
@@ -56,3 +56,23 @@ def test_timestamps_are_written_in_utc_with_six_microsecond_digits():
 
     moment = datetime(2026, 11, 29, 23, 15, 3, tzinfo=timezone(timedelta(hours=3)))
     assert format_timestamp(moment) == "2026-11-29T20:15:03.000000+00:00"
+
+
+BOUND = json.loads((VECTORS / "chain-bound.json").read_text())
+
+
+def test_the_old_chain_vectors_are_under_rule_1_and_bind_no_table():
+    assert chain_rule(CHAIN[0]["data"]) == 1
+    assert binding_problem("any table at all", CHAIN[0]["data"]) is None
+
+
+def test_the_rule_2_vectors_are_reproduced_and_bind_their_table():
+    prev = ""
+    for event in BOUND["events"]:
+        prev = digest(prev, event["version"], event["type"], event["timestamp"], event["actor"], event["data"])
+        assert prev == event["digest"], event["version"]
+    opening = BOUND["events"][0]["data"]
+    assert chain_rule(opening) == 2
+    assert binding_problem(BOUND["table_id"], opening) is None
+    moved = binding_problem(BOUND["moved_to"], opening)
+    assert moved is not None and BOUND["table_id"] in moved and BOUND["moved_to"] in moved

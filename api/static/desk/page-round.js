@@ -12,6 +12,7 @@ const CHECKS = {
   cards: "every card dealt is the revealed shoe's",
   rules: "the rules, run again, record the same",
   money: "the payments add up",
+  read_model: "the read model's row is the round the log gives",
 };
 
 function badge(name, ok) {

@@ -83,7 +83,7 @@ export function mount(view, { params: [tableId] }) {
     try {
       material ??= await Promise.all([eventsAfter(tableId, 0), api("/keys"), api(tablePath(tableId, "/head"))]);
       const [events, keys, head] = material;
-      const result = await verifyTable({ events, keys, head, receipts });
+      const result = await verifyTable({ events, keys, head, receipts, tableId });
       if (!gone) clear(browser, h("h2", { id: "browser-title" }, "This browser's own check"), browserPart(tableId, result, events.length));
     } catch (error) {
       if (!gone) clear(browser, h("h2", { id: "browser-title" }, "This browser's own check"), notice(error.message || String(error), "error"));

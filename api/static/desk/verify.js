@@ -12,7 +12,9 @@
  *            the one before; its digest is sha256 of the canonical JSON of {prev, version, type,
  *            timestamp, actor, data without "seed"}, prev being the digest recorded at the version before
  *            ("" for version 1). Each event is linked to the recorded digest before it, so every altered
- *            event is named, not only the first.
+ *            event is named, not only the first. Chain rule 2: a first event (TableOpened) whose data
+ *            records a table_id must name the table whose log it is (`tableId`, else the head's), so
+ *            events moved to another table's id are named; a log without it is under rule 1.
  *   cards    every shoe: shuffled once, cut at most once and before its first card, dealt position after
  *            position from 0 (burns included), no seed shown before its ShoeRevealed; once revealed, the
  *            seed is 32 bytes whose sha256 is the commitment recorded at the shuffle, and every dealt card
@@ -32,7 +34,7 @@
  *   import { verifyTable, readTable } from "/desk/static/verify.js";
  *   const table = await readTable("", tableId, { token });   // the head first, then the log, then the keys
  *   const result = await verifyTable({ ...table, receipts: keptReceipts });
- *   // result: { ok, failedVersion, findings: [{ version, check, message }], events, hidden, shoes, receipts }
+ *   // result: { ok, failedVersion, findings: [{ version, check, message }], events, hidden, chainRule, shoes, receipts }
  *
  * `ok` is true when nothing was found; `failedVersion` is the lowest version a finding names (null when
  * none names one); findings are in version order. `shoes` lists each shoe ({shoe, deck, decks, cut,
@@ -370,6 +372,24 @@ async function checkChain(events, found, hidden) {
   return byVersion;
 }
 
+/**
+ * Chain rule 2 (docs/design.md "The table in the chain"): a first event whose data records a table_id binds
+ * the chain to that table, and the log must be the one served for that very table. A first event without it
+ * is chained under rule 1, which binds no table. Returns the rule (null without a first TableOpened).
+ */
+function checkBinding(byVersion, tableId, found) {
+  const first = byVersion.get(1);
+  if (!first || first.type !== "TableOpened" || !isObject(first.data)) return null;
+  if (!("table_id" in first.data)) return 1;
+  const bound = first.data.table_id;
+  if (typeof tableId === "string" && (typeof bound !== "string" || bound.toLowerCase() !== tableId.toLowerCase())) {
+    found.push({ version: 1, check: "chain", message: `the first event binds the chain to table `
+      + `${JSON.stringify(first.data.table_id)}, but this log is served as table ${JSON.stringify(tableId)}: `
+      + "the events were moved from another table" });
+  }
+  return 2;
+}
+
 // --- the shoes (docs/design.md "The fair shuffle") ------------------------------------------------------
 
 function newShoe(number) {
@@ -607,12 +627,14 @@ async function checkReceipts({ head, keys, receipts }, byVersion, found) {
  * log must reach the signed version); `receipts`: optional receipts kept from before (bare, or command
  * responses carrying one under "receipt").
  */
-export async function verifyTable({ events, keys, head, receipts } = {}) {
+export async function verifyTable({ events, keys, head, receipts, tableId } = {}) {
   if (!Array.isArray(events)) throw new TypeError("verifyTable needs the log: events, an array");
   subtle();
   const findings = [];
   const hidden = [];
   const byVersion = await checkChain(events, findings, hidden);
+  const signedFor = isObject(head) && isObject(head.receipt) ? head.receipt.table_id : null;
+  const chainRule = checkBinding(byVersion, typeof tableId === "string" ? tableId : signedFor, findings);
   const shoes = await checkShoes(events, findings);
   const verified = await checkReceipts({ head, keys, receipts }, byVersion, findings);
   // Stable: the findings of one version keep the order in which they were found.
@@ -623,6 +645,7 @@ export async function verifyTable({ events, keys, head, receipts } = {}) {
     findings,
     events: events.length,
     hidden: hidden.sort((a, b) => a - b),
+    chainRule,
     shoes,
     receipts: verified,
   };
@@ -701,5 +724,5 @@ export async function readTable(base, tableId, { token = null, pageSize = 1000, 
     after = page.next_after;
   }
   const keys = await get(`${base}/keys`);
-  return { events, keys, head, headError, unreadable };
+  return { events, keys, head, headError, unreadable, tableId };
 }
