@@ -41,19 +41,9 @@ class Commands:
         self.save(table)
         return {**present.state(table), "receipt": self.receipt(table)}
 
-    def execute(
-        self,
-        table_id: str,
-        command: str,
-        player: str,
-        args: dict[str, Any],
-        *,
-        expected_version: int | None = None,
-        idempotency_key: str | None = None,
-        by: str | None = None,
-        as_player: str | None = None,
-        viewer: Viewer = EVERYTHING,
-    ) -> dict[str, Any]:
+    def execute(self, table_id: str, command: str, player: str, args: dict[str, Any], *,
+                expected_version: int | None = None, idempotency_key: str | None = None, by: str | None = None,
+                as_player: str | None = None, viewer: Viewer = EVERYTHING) -> dict[str, Any]:
         """Runs one command and returns the receipt: new head version and digest, the appended events,
         the state. Nothing is appended unless every event of the command is. With ``expected_version`` the
         command is refused unless the table is still at that version; a repeated ``idempotency_key`` with the

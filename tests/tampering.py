@@ -227,9 +227,9 @@ class ReadModel:
 
     def drop(self) -> None:
         """Every row of the read model and its position deleted: the next service builds it again from the log."""
-        from service.readmodel.rows import POSITION, ROUNDS, SHOES, TABLES
+        from service.readmodel.rows import POSITION, ROUNDS, SEAT_ROUNDS, SHOES, TABLES
 
-        for name in (TABLES, ROUNDS, SHOES):
+        for name in (TABLES, ROUNDS, SHOES, SEAT_ROUNDS):
             self.run(f"DELETE FROM {{t}}{name}")
         tracking = "tracking" if self.sqlite else "{t}zametano_tracking"
         self.run(f"DELETE FROM {tracking} WHERE application_name = ?", POSITION)

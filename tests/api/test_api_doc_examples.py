@@ -327,7 +327,8 @@ def assert_same(documented: Any, actual: Any, example: Example) -> None:
     expected, got = shortened_like(normalised(documented), normalised(part_of(actual, example.part)))
     assert expected == got, f"{example}: the page shows the first, the service answers the second"
     # Key order too: the page shows bodies as the service writes them.
-    assert json.dumps(expected) == json.dumps(got), f"{example}: the keys are in another order"
+    assert json.dumps(expected) == json.dumps(got), (f"{example}: the keys are in another order; the service "
+                                                     f"writes {json.dumps(got)}")
 
 
 def documented_response(example: Example) -> tuple[str | None, dict[str, str], str]:

@@ -171,9 +171,9 @@ TAMPERINGS: dict[str, Callable[[Rows, Facts, dict[str, str]], None]] = {
     "one event row made unreadable": row_unreadable,
 }
 
-# The read model of service/readmodel/: its three tables, and its position in the notification log (a row of
-# the library's tracking table).
-READ_MODEL_TABLES = (index.TABLES, index.ROUNDS, index.SHOES)
+# The read model of service/readmodel/: its four tables, and its position in the notification log (a row of
+# the library's tracking table). A table left behind would hold rows the rebuild writes again.
+READ_MODEL_TABLES = (index.TABLES, index.ROUNDS, index.SHOES, index.SEAT_ROUNDS)
 
 
 def drop_read_model(env: dict[str, str]) -> None:

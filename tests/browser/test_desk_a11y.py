@@ -135,7 +135,7 @@ def test_the_rounds_page_has_no_serious_or_critical_wcag_violation(page, desk, g
 @pytest.mark.parametrize("game", GAMES)
 def test_a_round_audit_has_no_serious_or_critical_wcag_violation(page, desk, game):
     open_desk(page, desk, f"/desk/tables/{desk.tables[game]}/rounds/1")
-    expect(page.locator(".badges .badge")).to_have_count(4)
+    expect(page.locator(".badges .badge")).to_have_count(5)  # chain, cards, rules, money, read_model
     assert_no_blocking_violations(page)
 
 

@@ -10,31 +10,56 @@ import subprocess
 import sys
 import uuid
 
+import pytest
 import requests
 
 from tests.e2e.conftest import ROOT
+from tests.e2e.servers import running_server
 from tests.unit.test_punto_banco_table import fields_within
 
 PLAYERS = ["marta", "anna", "boris"]
 SCRIPTS = ROOT / "scripts"
+OPERATOR = "op-secret"
+
+
+@pytest.fixture(params=["sqlite", "postgres", "postgres-sync-workers"])
+def operated(request, tmp_path):
+    """The conftest's server with tokens: a service without any is open and shows every card to everyone,
+    while an operator sees no card that lies face down (the burned ones, the shoe) until ShoeRevealed."""
+    if request.param == "sqlite":
+        env = {"PERSISTENCE_MODULE": "eventsourcing.sqlite", "SQLITE_DBNAME": str(tmp_path / "e2e.sqlite")}
+    else:
+        env = dict(request.getfixturevalue("postgres_env"))
+    if request.param == "postgres-sync-workers":
+        env["WEB_THREADS"] = "1"
+    env.update(ZAMETANO_DATA_DIR=str(tmp_path / "data"), ZAMETANO_TOKENS=f"operator:{OPERATOR}")
+    with running_server(env, tmp_path / "server.log") as running:
+        yield running
+
+
+def operator_session() -> requests.Session:
+    session = requests.Session()
+    session.headers["Authorization"] = f"Bearer {OPERATOR}"
+    return session
 
 
 def script(name, *args):
     return subprocess.run([sys.executable, str(SCRIPTS / name), *args], capture_output=True, text=True, timeout=300)
 
 
-def test_a_whole_shoe_is_played_over_http_hiding_the_shoe_and_verify_shoe_and_the_audit_confirm_it(server):
-    table = requests.post(f"{server}/tables", json={"game": "punto-banco", "players": PLAYERS, "croupier": "marta",
-                                                    "rules": {"decks": 6, "stop_card": 52}}, timeout=10).json()
+def test_a_whole_shoe_is_played_over_http_hiding_the_shoe_and_verify_shoe_and_the_audit_confirm_it(operated):
+    server, http = operated, operator_session()
+    table = http.post(f"{server}/tables", json={"game": "punto-banco", "players": PLAYERS, "croupier": "marta",
+                                                "rules": {"decks": 6, "stop_card": 52}}, timeout=10).json()
     table_id, rng, state = table["table_id"], random.Random(7), table
     assert table["croupier"] == "marta" and table["expects"] == [{"command": "shuffle", "player": "marta", "fields": {}}]
     revealed = False
     while not revealed:
         expects = state["expects"]
         entry = rng.choices(expects, [1 if e["command"] == "place_stake" else 3 for e in expects])[0]
-        r = requests.post(f"{server}/tables/{table_id}/commands",
-                          json={"command": entry["command"], "player": entry["player"], **fields_within(entry, rng)},
-                          timeout=10)
+        r = http.post(f"{server}/tables/{table_id}/commands",
+                      json={"command": entry["command"], "player": entry["player"], **fields_within(entry, rng)},
+                      timeout=10)
         assert r.status_code == 200, r.text
         body = r.json()
         state = body["state"]
@@ -42,28 +67,28 @@ def test_a_whole_shoe_is_played_over_http_hiding_the_shoe_and_verify_shoe_and_th
         for e in body["events"]:
             assert "seed" not in e["data"] or e["type"] == "ShoeRevealed"
         if not revealed:
-            assert set(state["burn"]["burned"]) <= {"??"}
+            assert set(state["burn"]["burned"]) <= {"??"}  # the operator's view: face down until revealed
         assert sum(state["balances"].values()) + state["house"] == 0
     assert "??" not in state["burn"]["burned"] and state["phase"] == "shuffle"
     # both workers answer with the same table, and the log is whole
     for _ in range(4):
-        assert requests.get(f"{server}/tables/{table_id}", timeout=10).json() == state
-    log = requests.get(f"{server}/tables/{table_id}/events", params={"limit": 1000}, timeout=10).json()["events"]
+        assert http.get(f"{server}/tables/{table_id}", timeout=10).json() == state
+    log = http.get(f"{server}/tables/{table_id}/events", params={"limit": 1000}, timeout=10).json()["events"]
     assert [e["version"] for e in log] == list(range(1, state["version"] + 1))
-    rounds = requests.get(f"{server}/tables/{table_id}/rounds", params={"limit": 1000}, timeout=10).json()["rounds"]
+    rounds = http.get(f"{server}/tables/{table_id}/rounds", params={"limit": 1000}, timeout=10).json()["rounds"]
     assert len(rounds) == state["round"] == sum(e["type"] == "CoupDecided" for e in log)
     url = f"{server}/tables/{table_id}"
-    verify = script("verify-shoe", url)
+    verify = script("verify-shoe", url, "--token", OPERATOR)
     assert verify.returncode == 0, verify.stdout + verify.stderr
     [row] = [line.split() for line in verify.stdout.splitlines() if line.split()[:2] == ["1", "shoe"]]
     assert row[-2:] == ["yes", "ok"]
-    audit = script("audit", url, "--rounds")
+    audit = script("audit", url, "--rounds", "--token", OPERATOR)
     assert audit.returncode == 0, audit.stdout + audit.stderr
     [row] = [line.split() for line in audit.stdout.splitlines() if line.startswith(table_id[:8])]
     assert row[1:5] == ["punto-banco", str(state["version"]), "1/1", str(len(rounds))] and row[-1] == "ok", row
     # a new shoe: its seed is in the store and in no line the server logged
-    state = requests.post(f"{server}/tables/{table_id}/commands", json={"command": "shuffle", "player": "marta"},
-                          timeout=10).json()["state"]
+    state = http.post(f"{server}/tables/{table_id}/commands", json={"command": "shuffle", "player": "marta"},
+                      timeout=10).json()["state"]
     from service.config import load
     from service.application import TablesService
 

@@ -77,7 +77,7 @@ def test_command_answers_and_a_lottery_round_audit_are_each_readers_own(service)
     for name, viewer in VIEWERS.items():
         audit = service.round_audit(table_id, 1, viewer)
         check_events(oracle, audit["events"], by_version, name, head)
-        assert audit["checks"] == {"chain": True, "cards": None, "rules": True, "money": True}
+        assert audit["checks"] == {"chain": True, "cards": None, "rules": True, "money": True, "read_model": True}
     # the auditor sees the first round's set-aside cards, over now, and not the live round's hands
     auditor = service.round_audit(table_id, 1, Viewer(AUDITOR))
     check_events(oracle, auditor["events"], by_version, "auditor", head, auditor_now=head)

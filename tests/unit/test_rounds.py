@@ -11,6 +11,7 @@ from domain.card_lottery.table import CardLotteryTable
 from domain.chemin_de_fer.table import ChemindeferTable
 from domain.games import ROUND_MARKS
 from domain.rounds import RoundTracker
+from domain.sight import EVERYTHING
 from tests.helpers import Seeds, StepClock, pick, rounds_of
 
 
@@ -23,7 +24,7 @@ def play(game: str, seed: int, commands: int):
                                       clock(), banker="olga", dealer="ivan")
     events = [e.public() for e in table.collect_events()]
     for _ in range(commands):
-        table.handle(*pick(table.view(), rng), clock(), seeds)
+        table.handle(*pick(table.view(table.sight(EVERYTHING)), rng), clock(), seeds)  # every card: moves within bounds
         events += [e.public() for e in table.collect_events()]
     return table, events
 
