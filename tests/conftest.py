@@ -8,11 +8,16 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 
 from service.application import TablesService
 from service.config import load
 from tests.helpers import Seeds, StepClock, postgres_location
 from tests.served import Played, copy_store, play_store
+
+# No time limit on an example: a per-example deadline is a timed assertion, and fails on a loaded machine.
+settings.register_profile("untimed", deadline=None)
+settings.load_profile("untimed")
 
 # Where the PostgreSQL tests make their schemas: POSTGRES_HOST, _PORT, _USER, _PASSWORD and _DBNAME, by
 # default postgres@127.0.0.1:5432/test (tests/helpers.py postgres_location).
