@@ -167,6 +167,10 @@ class Indexer:
         a round settled by its last command is indexed whole."""
         decoded = [decode(self.app.mapper, n) for n in notes]
         keep = len(notes) if whole else _commands_end([event for event, _ in decoded])
+        if keep == 0:
+            if len(notes) < self.BATCH:
+                return notes  # one command, perhaps cut off: held back whole until the rest is read
+            keep = len(notes)  # a command of more events than a batch can only be indexed in parts
         batch = self.projection.process([(n.id, *d) for n, d in zip(notes[:keep], decoded[:keep])])
         self.view.write(batch, Tracking(POSITION, notes[keep - 1].id), position)
         self._observe(notes[keep - 1].id)
@@ -174,11 +178,12 @@ class Indexer:
 
 
 def _commands_end(events: list[Any]) -> int:
-    """How many of ``events`` end at a command boundary: all but the last command's (all, if there is only one)."""
+    """How many of ``events`` end at a command boundary: all but the last command's (none, if they are all one
+    command's)."""
     last, keep = events[-1], len(events)
     while keep > 0 and _same_command(events[keep - 1], last):
         keep -= 1
-    return keep or len(events)
+    return keep
 
 
 def _same_command(a: Any, b: Any) -> bool:

@@ -262,3 +262,24 @@ def test_a_name_is_sealed_as_escaped_json_text_encrypted_with_the_events_cipher(
     assert sealed.isascii() and "anna" not in sealed  # encrypted by default, like the events
     text = store_cipher(env).decrypt(base64.b64decode(sealed)).decode("ascii")
     assert '"players":["anna","\\u0431oris","vera"]' in text
+
+
+@pytest.mark.parametrize("size", [2, 3, 5, 8])
+def test_lists_that_end_inside_a_command_are_indexed_a_whole_command_at_a_time(service, size):
+    """The follower reads the log in lists of its select limit, which may end anywhere inside a command. A
+    round is finished at the end of the command that settles it, so a command cut off must wait for the rest
+    of its events, even when the cut-off part is all a list holds."""
+    table_id = service.open_table("chemin-de-fer", PLAYERS, {})["table_id"]
+    play_rounds(service, table_id, finished=3)
+    assert service.index.position() == 0
+    notes = list(service.recorder.select_notifications(0, 10_000, inclusive_of_start=False))
+    held: list = []
+    for start in range(0, len(notes), size):
+        held = service.index.take(held + notes[start:start + size], whole=False)
+    assert service.index.take(held, whole=True) == []  # the log's head: its last command is whole
+    assert service.index.position() == notes[-1].id
+
+    rounds = service.list_rounds(table_id)["rounds"]
+    assert [r["round"] for r in rounds] == [1, 2, 3]
+    report = service.verify(table_id)
+    assert report["ok"] is True, report["problems"]
