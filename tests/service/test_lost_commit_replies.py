@@ -6,12 +6,14 @@ from __future__ import annotations
 
 import random
 import threading
+import time
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import eventsourcing.utils
 import psycopg
 import pytest
 
@@ -68,9 +70,12 @@ def play_the_variant(shoes: Shoes, keyed: bool) -> None:
 @pytest.fixture(scope="module")
 def played(postgres_available, tmp_path_factory) -> Iterator[dict[tuple[bool, bool], Shoes]]:  # type: ignore[no-untyped-def]
     """Every variant played at once, each on a schema and a proxy of its own: a lost answer costs the library's
-    retry (0.2 s) and a new connection, so a shoe takes minutes of waiting and little work; played one after
-    the other, the four would hold a test process for ten minutes."""
+    pause before it tries again (0.2 s) and a new connection, so a shoe is mostly waiting. The pause is
+    shortened to a tenth here (what is tested is what is decided after it, not how long it is); with it, and
+    played one after the other, the four would hold a test process for ten minutes."""
     schemas, variants = [], {}
+    patch = pytest.MonkeyPatch()
+    patch.setattr(eventsourcing.utils, "sleep", lambda seconds: time.sleep(seconds / 10))
     try:
         for keyed, group_commit in VARIANTS:
             schema = f"zametano_test_{uuid.uuid4().hex[:12]}"
@@ -89,6 +94,7 @@ def played(postgres_available, tmp_path_factory) -> Iterator[dict[tuple[bool, bo
             run.join(timeout=1200)
         yield variants
     finally:
+        patch.undo()
         for shoes in variants.values():
             shoes.service.close()
             shoes.proxy.close()
