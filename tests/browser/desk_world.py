@@ -4,9 +4,11 @@ demo's player: every field from the table's own `expects`)."""
 
 from __future__ import annotations
 
+import json
 import random
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +17,8 @@ import requests
 from tests.e2e.servers import Server, running_server
 from tests.helpers import pick
 
+GAMES = ["chemin-de-fer", "card-lottery", "punto-banco"]
+TOKEN_KEY = "zametano.desk.token"  # where the desk keeps the token it was given, in the tab's sessionStorage
 OPERATOR, AUDITOR, SURVEILLANCE = "desk-operator-token", "desk-auditor-token", "desk-surveillance-token"
 TOKENS = f"operator:{OPERATOR},auditor:{AUDITOR},surveillance:{SURVEILLANCE}"
 OPENINGS = {
@@ -88,3 +92,31 @@ def played_tables(client: Client) -> dict[str, str]:
         client.play(state["table_id"], state, done, seed)
         tables[game] = state["table_id"]
     return tables
+
+
+@dataclass
+class Desk:
+    """A desk's server with a table of each game played on it (``tables``: by game)."""
+
+    base: str
+    client: Client
+    tables: dict[str, str]
+
+
+@contextmanager
+def played_desk(folder: Path) -> Iterator[Desk]:
+    """The server with one played table of each game, for a module's tests; stopped when the block ends."""
+    with desk_server(folder) as server:
+        client = Client(server)
+        try:
+            yield Desk(server, client, played_tables(client))
+        finally:
+            client.close()
+
+
+def open_desk(page: Any, desk: Desk, path: str, token: str | None = OPERATOR) -> Any:
+    """The desk's page at ``path``, the tab holding ``token`` as if it had been given (none: asked for)."""
+    if token:
+        page.add_init_script(f"sessionStorage.setItem({json.dumps(TOKEN_KEY)}, {json.dumps(token)})")
+    page.goto(desk.base + path)
+    return page

@@ -6,7 +6,6 @@ panel. The page's test hooks are those README "The desk" lists."""
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -14,29 +13,17 @@ from urllib.parse import quote
 import pytest
 from playwright.sync_api import expect
 
-from tests.browser.desk_world import AUDITOR, OPERATOR, Client, desk_server, played_tables, rounds_finished
+from tests.browser.desk_world import AUDITOR, GAMES, OPERATOR, TOKEN_KEY, Desk, open_desk, played_desk, rounds_finished
 
 pytestmark = pytest.mark.e2e
-GAMES = ["chemin-de-fer", "card-lottery", "punto-banco"]
-TOKEN_KEY = "zametano.desk.token"
 LIVE = 15_000  # ms: the page learns of a command by its stream, or by polling every 2 s where there is none
 
-
-@dataclass
-class Desk:
-    base: str
-    client: Client
-    tables: dict[str, str]
 
 
 @pytest.fixture(scope="module")
 def desk(tmp_path_factory):  # type: ignore[no-untyped-def]
-    with desk_server(tmp_path_factory.mktemp("desk")) as server:
-        client = Client(server)
-        try:
-            yield Desk(server, client, played_tables(client))
-        finally:
-            client.close()
+    with played_desk(tmp_path_factory.mktemp("desk")) as desk:
+        yield desk
 
 
 @pytest.fixture
@@ -47,12 +34,6 @@ def browser_page(page):  # type: ignore[no-untyped-def]
     failures = [e for e in page.console_errors if not e.startswith("Failed to load resource")]
     assert failures == []
 
-
-def open_desk(page: Any, desk: Desk, path: str, token: str | None = OPERATOR) -> Any:
-    if token:
-        page.add_init_script(f"sessionStorage.setItem({json.dumps(TOKEN_KEY)}, {json.dumps(token)})")
-    page.goto(desk.base + path)
-    return page
 
 
 def state_view(page: Any) -> Any:

@@ -7,22 +7,18 @@ axe-core is the script axe-playwright-python ships (axe.min.js, MPL-2.0), inject
 
 from __future__ import annotations
 
-import json
 import random
 from collections.abc import Iterator
-from dataclasses import dataclass
 from typing import Any
 
 import pytest
 from axe_playwright_python.sync_playwright import Axe
 from playwright.sync_api import expect
 
-from tests.browser.desk_world import AUDITOR, OPERATOR, Client, desk_server, played_tables
+from tests.browser.desk_world import AUDITOR, GAMES, Desk, open_desk, played_desk
 from tests.helpers import pick
 
 pytestmark = pytest.mark.e2e
-GAMES = ["chemin-de-fer", "card-lottery", "punto-banco"]
-TOKEN_KEY = "zametano.desk.token"
 WCAG_21_AA = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]
 BLOCKING = ("serious", "critical")
 SKIP_TO_PANEL = "Skip to the croupier's panel"
@@ -30,27 +26,12 @@ WAIT = 30_000  # ms: a loaded machine may take long to verify a whole log in the
 AXE = Axe()
 
 
-@dataclass
-class Desk:
-    base: str
-    client: Client
-    tables: dict[str, str]
-
 
 @pytest.fixture(scope="module")
 def desk(tmp_path_factory) -> Iterator[Desk]:  # type: ignore[no-untyped-def]
-    with desk_server(tmp_path_factory.mktemp("desk-a11y")) as server:
-        client = Client(server)
-        try:
-            yield Desk(server, client, played_tables(client))
-        finally:
-            client.close()
+    with played_desk(tmp_path_factory.mktemp("desk-a11y")) as desk:
+        yield desk
 
-
-def open_desk(page: Any, desk: Desk, path: str, token: str = OPERATOR) -> Any:
-    page.add_init_script(f"sessionStorage.setItem({json.dumps(TOKEN_KEY)}, {json.dumps(token)})")
-    page.goto(desk.base + path)
-    return page
 
 
 def blocking_violations(page: Any) -> list[dict[str, Any]]:
