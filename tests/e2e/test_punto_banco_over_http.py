@@ -13,7 +13,7 @@ import uuid
 import pytest
 import requests
 
-from tests.e2e.conftest import ROOT
+from tests.e2e.conftest import KINDS, ROOT, server_env
 from tests.e2e.servers import running_server
 from tests.unit.test_punto_banco_table import fields_within
 
@@ -22,17 +22,11 @@ SCRIPTS = ROOT / "scripts"
 OPERATOR = "op-secret"
 
 
-@pytest.fixture(params=["sqlite", "postgres", "postgres-sync-workers"])
+@pytest.fixture(params=KINDS)
 def operated(request, tmp_path):
     """The conftest's server with tokens: a service without any is open and shows every card to everyone,
     while an operator sees no card that lies face down (the burned ones, the shoe) until ShoeRevealed."""
-    if request.param == "sqlite":
-        env = {"PERSISTENCE_MODULE": "eventsourcing.sqlite", "SQLITE_DBNAME": str(tmp_path / "e2e.sqlite")}
-    else:
-        env = dict(request.getfixturevalue("postgres_env"))
-    if request.param == "postgres-sync-workers":
-        env["WEB_THREADS"] = "1"
-    env.update(ZAMETANO_DATA_DIR=str(tmp_path / "data"), ZAMETANO_TOKENS=f"operator:{OPERATOR}")
+    env = server_env(request, tmp_path, ZAMETANO_TOKENS=f"operator:{OPERATOR}")
     with running_server(env, tmp_path / "server.log") as running:
         yield running
 
