@@ -11,6 +11,7 @@ import sys
 import pytest
 import requests
 
+from tests.e2e.conftest import server_env
 from tests.e2e.servers import ROOT, running_server
 
 pytestmark = pytest.mark.e2e
@@ -19,11 +20,7 @@ OPERATOR = {"Authorization": "Bearer op-secret"}
 
 @pytest.fixture(params=["sqlite", "postgres"])
 def store_env(request, tmp_path):
-    if request.param == "sqlite":
-        env = {"PERSISTENCE_MODULE": "eventsourcing.sqlite", "SQLITE_DBNAME": str(tmp_path / "e2e.sqlite")}
-    else:
-        env = dict(request.getfixturevalue("postgres_env"))
-    return {**env, "ZAMETANO_DATA_DIR": str(tmp_path / "data"), "ZAMETANO_TOKENS": "operator@cage:op-secret"}
+    return server_env(request, tmp_path, ZAMETANO_TOKENS="operator@cage:op-secret")
 
 
 def test_a_minted_token_names_its_player_at_every_worker_and_across_a_restart(store_env, tmp_path):

@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 import requests
 
+from tests.e2e.conftest import server_env
 from tests.e2e.servers import running_server
 from tests.e2e.test_streams_over_http import LiveStream
 from tests.viewing import HIDDEN, Oracle, check_events, drive, read_log
@@ -30,11 +31,7 @@ GAMES = {
 
 @pytest.fixture(params=["sqlite", "postgres"])
 def server(request, tmp_path):
-    if request.param == "sqlite":
-        env = {"PERSISTENCE_MODULE": "eventsourcing.sqlite", "SQLITE_DBNAME": str(tmp_path / "e2e.sqlite")}
-    else:
-        env = dict(request.getfixturevalue("postgres_env"))
-    env.update(ZAMETANO_DATA_DIR=str(tmp_path / "data"), ZAMETANO_TOKENS=TOKENS, ZAMETANO_STREAM_HEARTBEAT="0.5")
+    env = server_env(request, tmp_path, ZAMETANO_TOKENS=TOKENS, ZAMETANO_STREAM_HEARTBEAT="0.5")
     with running_server(env, tmp_path / "server.log") as running:
         yield running
 
