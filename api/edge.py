@@ -44,26 +44,24 @@ LIVENESS = "/healthz"
 
 
 def max_connections(environ: Any = None) -> int:
-    text = (os.environ if environ is None else environ).get("ZAMETANO_MAX_CONNECTIONS") or str(DEFAULT_MAX_CONNECTIONS)
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if not 1 <= value <= MAX_MAX_CONNECTIONS:
-        raise ConfigError(f"ZAMETANO_MAX_CONNECTIONS is the number of connections each worker holds at once, a whole "
-                          f"number from 1 to {MAX_MAX_CONNECTIONS}, not {text!r}")
-    return value
+    return _number(environ, "ZAMETANO_MAX_CONNECTIONS", DEFAULT_MAX_CONNECTIONS, int, 1, MAX_MAX_CONNECTIONS,
+                   "the number of connections each worker holds at once, a whole number")
 
 
 def read_timeout(environ: Any = None) -> float:
-    text = (os.environ if environ is None else environ).get("ZAMETANO_READ_TIMEOUT") or str(DEFAULT_READ_TIMEOUT)
+    return _number(environ, "ZAMETANO_READ_TIMEOUT", DEFAULT_READ_TIMEOUT, float, 0.1, 3600,
+                   "the seconds a client has to send a request's headers, and again its body,")
+
+
+def _number(environ: Any, name: str, default: float, kind: Any, low: float, high: float, meaning: str) -> Any:
+    """A number setting within its bounds (empty: the default), else a ConfigError that says what is allowed."""
+    text = (os.environ if environ is None else environ).get(name) or str(default)
     try:
-        value = float(text)
+        value = kind(text)
     except ValueError:
-        value = 0.0
-    if not 0.1 <= value <= 3600:
-        raise ConfigError(f"ZAMETANO_READ_TIMEOUT is the seconds a client has to send a request's headers, and again "
-                          f"its body, from 0.1 to 3600, not {text!r}")
+        value = low - 1
+    if not low <= value <= high:
+        raise ConfigError(f"{name} is {meaning} from {low} to {high}, not {text!r}")
     return value
 
 
