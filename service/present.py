@@ -9,12 +9,13 @@ module of the service or the API calls those views.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from fractions import Fraction
 from typing import Any
 
 from domain.sight import EVERYTHING, Sight, Viewer
 from domain.table import Table, TableEvent
+from service.errors import DamagedLog
 
 # Each event as it was at its own moment: what a live stream sends (domain/sight.py).
 AT_ITS_MOMENT = None
@@ -34,6 +35,17 @@ def sight(viewer: Viewer, table: Table | None) -> Sight:
     """``viewer`` reading at the head of ``table`` (None: the table cannot be rebuilt, so each event is shown
     as it was at its own moment, which hides at least as much)."""
     return table.sight(viewer) if table is not None else Sight(viewer, AT_ITS_MOMENT, None)
+
+
+def sight_now(viewer: Viewer, table_at_head: Callable[[], Table]) -> Sight | None:
+    """``viewer`` reading a table's events at its head (None: everything as recorded). A table whose state
+    cannot be rebuilt (DamagedLog) shows each event as it was at its own moment, which hides at least as much."""
+    if viewer == EVERYTHING:
+        return None
+    try:
+        return sight(viewer, table_at_head())
+    except DamagedLog:
+        return sight(viewer, None)
 
 
 def event_text(e: TableEvent, reveal: bool | None = None, seen: Sight | None = None) -> str:

@@ -71,14 +71,8 @@ class Queries:
         return self.state_at(table_id, low, viewer, head)
 
     def seen_now(self, table_id: str, viewer: Viewer) -> Sight | None:
-        """``viewer`` reading the table's events at its head (None: everything as recorded). A table whose
-        state cannot be rebuilt shows each event as it was at its own moment, which hides at least as much."""
-        if viewer == EVERYTHING:
-            return None
-        try:
-            return present.sight(viewer, self.table(table_id))
-        except DamagedLog:
-            return present.sight(viewer, None)
+        """``viewer`` reading the table's events at its head (present.sight_now)."""
+        return present.sight_now(viewer, lambda: self.table(table_id))
 
     def events_page(self, table_id: str, after: int = 0, limit: int = 100, viewer: Viewer = EVERYTHING) -> dict[str, Any]:
         self.require_table(table_id)  # not the table's state: a log with damage further on still pages up to it

@@ -75,7 +75,7 @@ def verify(history: TableHistory, table_id: str, viewer: Viewer = EVERYTHING) ->
     # Read before the log, which only grows: in an honest store neither can be ahead of what is read next.
     indexed, rounds, shoes = _read_model(history, table_id)
     snapshot = history.snapshot_version(table_id)
-    whole = _WholeLog(history, table_id, indexed["version"] if indexed else 0, _seen(history, table_id, viewer))
+    whole = _WholeLog(history, table_id, indexed["version"] if indexed else 0, present.sight_now(viewer, lambda: history.table(table_id)))
     whole.read(history, table_id)
     end = whole.log.last or 0
     problems = list(whole.log.problems) + _ends_ahead(end, snapshot, indexed)
@@ -102,15 +102,6 @@ def verify(history: TableHistory, table_id: str, viewer: Viewer = EVERYTHING) ->
         "rounds_checked": len(whole.rounds.finished),
         "problems": problems,
     }
-
-
-def _seen(history: TableHistory, table_id: str, viewer: Viewer) -> Sight | None:
-    if viewer == EVERYTHING:
-        return None
-    try:
-        return present.sight(viewer, history.table(table_id))
-    except DamagedLog:
-        return present.sight(viewer, None)
 
 
 def _read_model(history: TableHistory, table_id: str) -> tuple[dict[str, Any] | None, list[dict[str, Any]], list[dict[str, Any]]]:
