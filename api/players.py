@@ -19,7 +19,8 @@ from api import http
 from api.auth import PLAYER_ROLE, current_principal
 from api.http import RequestRefused
 from api.openapi import answers
-from api.policy import BodyParser, Text, Whole, clean_text
+from api.policy import BodyParser, Whole, clean_text
+from api.schemas import RoundsQueryArgs
 from domain.inputs import MAX_NAME_LENGTH, folded
 from service.credentials import DEFAULT_TTL, MAX_TABLES, MAX_TTL, MIN_TTL
 
@@ -69,11 +70,6 @@ def name(player: str) -> str:
         raise RequestRefused(422, "player", " ".join(exc.messages)) from None
 
 
-class PlayerRoundsArgs(Schema):
-    cursor = Text(metadata={"description": "The next_cursor of the previous page."})
-    limit = Whole(strict=False, minimum=1, maximum=1000, load_default=50)
-
-
 class SeatRoundSchema(Schema):
     table_id = fields.String()
     game = fields.String()
@@ -104,7 +100,7 @@ class PlayerRoundsPageSchema(Schema):
 
 @blp.route("/players/<player>/rounds")
 class PlayerRounds(MethodView):
-    @blp.arguments(PlayerRoundsArgs, location="query")
+    @blp.arguments(RoundsQueryArgs, location="query")  # a page of rounds, as a table's are paged
     @blp.response(200, PlayerRoundsPageSchema)
     @answers(403, 422, 503)
     def get(self, args: dict[str, Any], player: str) -> Any:
