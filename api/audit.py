@@ -43,8 +43,9 @@ class Rounds(MethodView):
 
 @blp.route("/tables/<table_id>/rounds/<int:number>")
 class RoundAudit(MethodView):
-    @blp.response(200, RoundAuditSchema)
-    @answers(404, 409, 503)
+    @http.digest_tagged
+    @blp.response(200, RoundAuditSchema, headers={"ETag": "DocumentTag"})
+    @answers(304, 404, 409, 503, reads=("If-None-Match",))
     def get(self, table_id: str, number: int) -> Any:
         """A round's audit: its events, the state before and after, the cards, every decision with its
         actor, every payment, and the checks.

@@ -57,7 +57,8 @@ PARAMETERS = {
     },
     "If-None-Match": {
         "required": False, "schema": {"type": "string"},
-        "description": 'The ETag of the state last read ("7"): a 304 without a body while it is still the one.',
+        "description": 'The ETag last read (a state\'s version, "7", or a digest of an answer): a 304 without a '
+                       "body while it is still the one.",
     },
     "Last-Event-ID": {
         "required": False, "schema": {"type": "string"},
@@ -193,8 +194,12 @@ def _complete(path: str, operation: dict[str, Any]) -> None:
             response.setdefault("headers", {})["X-Request-Id"] = "X-Request-Id"
     if 304 in codes:
         codes.remove(304)
-        responses[304] = {"description": "The state named by If-None-Match is still the table's: no body.",
-                          "headers": {"ETag": "ETag", "X-Request-Id": "X-Request-Id"}}
+        success = next((r for code, r in responses.items() if str(code) == "200" and isinstance(r, dict)), {})
+        tag = success.get("headers", {}).get("ETag", "ETag")  # a state's version, or a digest of the answer
+        what = "state named by If-None-Match is still the table's" if tag == "ETag" else \
+            "answer named by If-None-Match is still this one"
+        responses[304] = {"description": f"The {what}: no body.",
+                          "headers": {"ETag": tag, "X-Request-Id": "X-Request-Id"}}
     for code in sorted(codes):
         responses[code] = NAMES[code]
 

@@ -369,10 +369,15 @@ def damaged(method: str, path: Callable[[Worlds], str], **kwargs: Any) -> Send:
 
 def same_document(path: str) -> Send:
     """The document asked for again with the ETag it was first answered with."""
+    return same_answer(lambda w: path)
+
+
+def same_answer(path: Callable[[Worlds], str]) -> Send:
+    """The answer asked for again with the ETag it was first given with."""
 
     def send(w: Worlds) -> Any:
-        tag = w.main.call("GET", path).headers["ETag"]
-        return w.main.call("GET", path, headers={"If-None-Match": tag})
+        tag = w.main.call("GET", path(w)).headers["ETag"]
+        return w.main.call("GET", path(w), headers={"If-None-Match": tag})
 
     return send
 
@@ -474,6 +479,7 @@ CASES = [
     Case("GET", ROUNDS_, 404, "no such table", main("GET", lambda w: f"/tables/{UNKNOWN}/rounds")),
     Case("GET", ROUNDS_, 409, "its read model rows unreadable", damaged("GET", lambda w: "/tables/{d}/rounds")),
     Case("GET", ROUNDS_, 422, "a cursor no page gave", main("GET", lambda w: f"/tables/{t(w)}/rounds?cursor=x")),
+    Case("GET", ROUND, 304, "If-None-Match its ETag", same_answer(lambda w: f"/tables/{t(w)}/rounds/1")),
     Case("GET", ROUND, 404, "no such round", main("GET", lambda w: f"/tables/{t(w)}/rounds/99999")),
     Case("GET", ROUND, 409, "its read model row unreadable", damaged("GET", lambda w: "/tables/{d}/rounds/1")),
     Case("GET", DECISIONS, 404, "no such table", main("GET", lambda w: f"/tables/{UNKNOWN}/decisions")),

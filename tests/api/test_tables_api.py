@@ -312,3 +312,25 @@ def test_numbers_too_large_for_any_table_are_answered_not_crashed_on(client, tab
     r = client.get(f"/tables/{table['table_id']}{path.split('?')[0]}?{path.split('?')[1]}", headers={"Accept": "application/x-ndjson"}) if "?" in path else r
     assert r.status_code < 500
     assert client.get("/tables?cursor=119140875472865214464").status_code == 422
+
+
+def test_a_finished_rounds_audit_carries_a_digest_of_its_bytes_and_is_a_304_while_it_is_unchanged(client, play):
+    import hashlib
+    import random
+    import re
+
+    from tests.helpers import pick
+
+    rng = random.Random(2)
+    while play.state()["round"] < 2:
+        name, player, fields = pick(play.state(), rng)
+        play.command(name, player, **fields)
+    first = play.client.get(f"/tables/{play.table_id}/rounds/1")
+    tag = first.headers["ETag"]
+    assert first.status_code == 200 and re.fullmatch(r'"[0-9a-f]{32}"', tag)
+    assert tag.strip('"') == hashlib.sha256(first.get_data()).hexdigest()[:32]
+
+    again = play.client.get(f"/tables/{play.table_id}/rounds/1", headers={"If-None-Match": tag})
+    assert again.status_code == 304 and again.get_data() == b"" and again.headers["ETag"] == tag
+    other = play.client.get(f"/tables/{play.table_id}/rounds/1", headers={"If-None-Match": '"0123"'})
+    assert other.status_code == 200 and other.get_data() == first.get_data()
