@@ -408,6 +408,22 @@ def test_the_tables_filter_by_game_and_player_and_a_new_table_shows_up_live(brow
     expect(page.locator(f'tr[data-table-id="{opened}"]')).to_be_visible(timeout=LIVE)
 
 
+def test_a_table_opened_before_the_heads_stream_connects_is_listed_once_it_connects(browser_page, desk):
+    held: list[Any] = []
+    # the heads stream's request, held until the table is opened
+    browser_page.route("**/events", lambda route: held.append(route))
+    page = open_desk(browser_page, desk, "/desk")
+    expect(page.locator('[data-testid="tables"] tbody tr').first).to_be_visible()
+    while not held:
+        page.wait_for_timeout(50)
+
+    opened = fresh_table(desk, "punto-banco")["table_id"]  # after the list was read, before the stream starts
+    held[0].continue_()
+
+    expect(page.locator('[data-mode="stream"]')).to_have_count(1, timeout=LIVE)
+    expect(page.locator(f'tr[data-table-id="{opened}"]')).to_be_visible(timeout=LIVE)
+
+
 def test_without_a_token_the_desk_asks_for_one_and_takes_it_from_its_field(browser_page, desk):
     page = open_desk(browser_page, desk, "/desk", token=None)
     expect(page.get_by_test_id("role")).to_contain_text("no token")

@@ -179,6 +179,7 @@ export function followTable(tableId, { after, onEvents, onMode }) {
 // Without the stream, `refresh()` (the page's own reading of the list) runs every 5 s instead.
 export function followHeads({ onHead, refresh, onMode }) {
   let lastId = null;
+  let caughtUp = false;
   return follow({
     path: "/events",
     lastEventId: () => lastId,
@@ -193,6 +194,14 @@ export function followHeads({ onHead, refresh, onMode }) {
     },
     poll: refresh,
     intervalMs: 5000,
-    onMode,
+    onMode: (mode) => {
+      // The first stream starts where the log stands when it connects: a table opened between the page's
+      // first reading and then would be in neither, so the list is read once more now.
+      if (mode === "stream" && !caughtUp) {
+        caughtUp = true;
+        Promise.resolve(refresh()).catch(() => {});
+      }
+      onMode(mode);
+    },
   });
 }
