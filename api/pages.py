@@ -16,13 +16,14 @@
 from __future__ import annotations
 
 import gzip
-import hashlib
 import json
 import threading
 from collections.abc import Callable
 from typing import Any
 
 from flask import Blueprint, Flask, Response, current_app, request
+
+from api.http import digest_tag
 
 MIN_SIZE = 500  # below this a gzip header and a round of CPU save nothing worth having
 LEVEL = 6  # zlib's default: about 4x on JSON at a few hundred microseconds for the largest answers
@@ -50,7 +51,7 @@ class Document:
             with self._lock:
                 if self._body is None:
                     body = json.dumps(self._build(), indent=self._indent, ensure_ascii=False).encode()
-                    self._tag = hashlib.sha256(body).hexdigest()[:32]
+                    self._tag = digest_tag(body)
                     self._body = body
         return self._body, self._tag
 

@@ -7,11 +7,9 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -21,11 +19,10 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from _bench import markdown_table, median_of, number, progress, write_section  # noqa: E402
-from bench_http import BenchError, Player, die_with_parent, free_port, machine  # noqa: E402
+from bench_http import BenchError, Player, Servers, machine  # noqa: E402
 
 SECTION = "## The desk in a browser (bench-desk)"
 EVENTS = 40  # the table the page shows: a few rounds of Chemin de fer
-START_TIMEOUT = 60.0
 SHOWN_TIMEOUT = 30_000  # ms
 STATE = '[data-testid="state"][data-version]'  # the state view, once it shows a version of the table
 
@@ -48,46 +45,6 @@ def chromium_path(given: str | None) -> str:
     if not path:
         raise BenchError("no Chromium found: apt-get install chromium, or pass --chromium PATH")
     return path
-
-
-class Server:
-    """api.server on an SQLite store of its own (open mode: the desk asks for no token), stopped with its workers."""
-
-    def __init__(self, folder: Path) -> None:
-        self.port = free_port()
-        env = {**os.environ, "PERSISTENCE_MODULE": "eventsourcing.sqlite", "SQLITE_DBNAME": str(folder / "desk.sqlite"),
-               "ZAMETANO_DATA_DIR": str(folder / "data"), "PYTHONPATH": str(ROOT)}
-        for name in ("ZAMETANO_TOKENS", "ZAMETANO_TOKEN"):
-            env.pop(name, None)
-        self.log = open(folder / "server.log", "wb")  # noqa: SIM115 - closed by stop()
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", "api.server", "--host", "127.0.0.1", "--port", str(self.port), "--workers", "2"],
-            cwd=ROOT, env=env, stdout=self.log, stderr=subprocess.STDOUT, preexec_fn=die_with_parent,
-            start_new_session=True,
-        )
-        self.base = f"http://127.0.0.1:{self.port}"
-
-    def wait_ready(self) -> None:
-        deadline = time.monotonic() + START_TIMEOUT
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                raise BenchError(f"the server stopped at start (exit {self.process.returncode})")
-            try:
-                with urllib.request.urlopen(f"{self.base}/healthz", timeout=2):
-                    return
-            except Exception:  # noqa: BLE001 - refused, or timed out on a loaded machine: try again
-                time.sleep(0.2)
-        raise BenchError(f"the server did not answer within {START_TIMEOUT:g} s")
-
-    def stop(self) -> None:
-        if self.process.poll() is None:
-            try:
-                os.killpg(self.process.pid, 15)
-                self.process.wait(timeout=15)
-            except (ProcessLookupError, subprocess.TimeoutExpired):
-                os.killpg(self.process.pid, 9)
-                self.process.wait()
-        self.log.close()
 
 
 def played_table(port: int) -> str:
@@ -198,12 +155,12 @@ def main(argv: list[str] | None = None) -> int:
 
     started, load = time.monotonic(), os.getloadavg()[0]
     with tempfile.TemporaryDirectory() as tmp:
-        server = Server(Path(tmp))
+        # bench-http's servers: api.server with two workers on SQLite, no token set (open mode: the desk asks for none)
+        servers = Servers(Path(tmp), None, "zametano-bench-desk")
         try:
-            progress("starting the server")
-            server.wait_ready()
+            port = servers.ensure("sqlite-2").port
             progress(f"playing a table to {EVENTS} events")
-            url = f"{server.base}/desk/tables/{played_table(server.port)}"
+            url = f"http://127.0.0.1:{port}/desk/tables/{played_table(port)}"
             rounds = []
             with sync_playwright() as playwright:
                 for r in range(args.rounds):
@@ -220,7 +177,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"error: {exc}", file=sys.stderr)
             return 1
         finally:
-            server.stop()
+            servers.stop()
     text = section(args, rounds, time.monotonic() - started, (load, os.getloadavg()[0]))
     print(text)
     if not args.no_docs:

@@ -114,9 +114,10 @@ def played_desk(folder: Path) -> Iterator[Desk]:
             client.close()
 
 
-def open_desk(page: Any, desk: Desk, path: str, token: str | None = OPERATOR) -> Any:
-    """The desk's page at ``path``, the tab holding ``token`` as if it had been given (none: asked for)."""
+def open_desk(page: Any, desk: Desk | str, path: str, token: str | None = OPERATOR) -> Any:
+    """The desk's page at ``path`` (of ``desk``, or of the server at that base URL), the tab holding ``token`` as
+    if it had been given (none: asked for)."""
     if token:
         page.add_init_script(f"sessionStorage.setItem({json.dumps(TOKEN_KEY)}, {json.dumps(token)})")
-    page.goto(desk.base + path)
+    page.goto((desk if isinstance(desk, str) else desk.base) + path)
     return page

@@ -19,7 +19,6 @@ pytestmark = pytest.mark.e2e
 LIVE = 15_000  # ms: the page learns of a command by its stream, or by polling every 2 s where there is none
 
 
-
 @pytest.fixture(scope="module")
 def desk(tmp_path_factory):  # type: ignore[no-untyped-def]
     with played_desk(tmp_path_factory.mktemp("desk")) as desk:

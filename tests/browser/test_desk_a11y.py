@@ -167,13 +167,20 @@ def test_a_version_chosen_in_the_event_log_by_keyboard_keeps_the_focus_on_its_li
     assert not focus["body"] and focus["tag"] == "a" and focus["version"] == "7", focus
 
 
-def test_a_command_sent_from_the_croupiers_panel_by_keyboard_keeps_the_focus_in_the_panel(page, desk):
+def croupiers_panel(page: Any, desk: Desk) -> tuple[dict[str, Any], Any, Any]:
+    """A Chemin de fer table opened now and shown at the desk: its state, the croupier's panel, and the
+    panel's first command button, once it shows."""
     state = desk.client.open("chemin-de-fer")
-    table_id, version = state["table_id"], state["version"]
-    open_desk(page, desk, f"/desk/tables/{table_id}")
+    open_desk(page, desk, f"/desk/tables/{state['table_id']}")
     panel = page.get_by_test_id("croupier")
-    button = panel.locator(f'form[data-version="{version}"] button[data-command]').first
+    button = panel.locator(f'form[data-version="{state["version"]}"] button[data-command]').first
     expect(button).to_be_visible()
+    return state, panel, button
+
+
+def test_a_command_sent_from_the_croupiers_panel_by_keyboard_keeps_the_focus_in_the_panel(page, desk):
+    state, panel, button = croupiers_panel(page, desk)
+    table_id, version = state["table_id"], state["version"]
 
     for _ in range(3):  # each command draws the panel again, with the forms of the next version
         button.focus()
@@ -187,12 +194,8 @@ def test_a_command_sent_from_the_croupiers_panel_by_keyboard_keeps_the_focus_in_
 
 
 def test_a_command_another_client_posts_keeps_the_focus_in_the_croupiers_panel(page, desk):
-    state = desk.client.open("chemin-de-fer")
-    table_id, version = state["table_id"], state["version"]
-    open_desk(page, desk, f"/desk/tables/{table_id}")
-    panel = page.get_by_test_id("croupier")
-    first = panel.locator(f'form[data-version="{version}"] button[data-command]').first
-    expect(first).to_be_visible()
+    state, panel, first = croupiers_panel(page, desk)
+    table_id = state["table_id"]
     first.focus()
     command, player, fields = pick(state, random.Random(1))
 

@@ -4,17 +4,15 @@ the focus in his panel after each, and reads his rounds; an operator reads any p
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import pytest
 import requests
 from playwright.sync_api import expect
 
-from tests.browser.desk_world import Client, desk_server
+from tests.browser.desk_world import Client, desk_server, open_desk
 
 pytestmark = pytest.mark.e2e
-TOKEN_KEY = "zametano.desk.token"
 
 
 @pytest.fixture(scope="module")
@@ -43,9 +41,7 @@ def self_acting_table(house: Client) -> str:
 
 
 def as_player(page: Any, base: str, token: str, path: str) -> Any:
-    page.add_init_script(f"sessionStorage.setItem({json.dumps(TOKEN_KEY)}, {json.dumps(token)})")
-    page.goto(base + path)
-    return page
+    return open_desk(page, base, path, token)
 
 
 def test_a_player_plays_his_own_seat_keeps_the_focus_and_reads_his_rounds(page, server, house):
