@@ -58,50 +58,57 @@ class Commands:
         made = idempotency_key is None
         key, unsure = (idempotency.made_key(), False) if idempotency_key is None else (idempotency_key, True)
         for attempt in range(RETRIES):
-            cached = replay.cached_head(self, table_id) if attempt == 0 else None  # unread: see _decide
-            table = cached or self.table(table_id)
-            try:
-                first = self._decide(table, command, player, args, expected_version, as_player, by)
-            except (DomainError, VersionMismatch) as refused:
-                if cached is not None:
-                    continue  # perhaps refused only because the cached table was stale: decided again on the log's
-                # Recorded since it was looked up (a repeat of a command in flight, or this request's failed
-                # save that committed after all): its response, not a refusal.
-                earlier = (idempotency.repeated(self, table_id, command, key, body_sha, viewer, made=made)
-                           if unsure else None)
-                if earlier is not None:
-                    return earlier
-                raise _refusal(refused, table, viewer) from None
-            appended = list(table.pending_events)
-            try:
-                self._commit(table, *idempotency.records(table_id, key, body_sha, first, table.version))
-            except IntegrityError:
-                # This very command committed by a save the library tried again, a lost race, or (first decided
-                # on the cached table) a stale cache or a cut log: the record tells the first; the others are
-                # decided again on the table read from the log.
-                final = cached is None and (expected_version is not None or attempt == RETRIES - 1)
-                earlier = self._lost_race(table_id, command, key, body_sha, viewer, made=made, final=final)
-                if earlier is not None:
-                    return earlier
+            # The first attempt decides on the cached table itself, unread and uncopied (replay.HeadLease).
+            with replay.HeadLease(self, table_id) if attempt == 0 else replay.NO_LEASE as lease:
+                cached = lease.table
+                table = cached or self.table(table_id)
+                try:
+                    first = self._decide(table, command, player, args, expected_version, as_player, by)
+                except (DomainError, VersionMismatch) as refused:
+                    lease.drop()
+                    if cached is not None:
+                        continue  # perhaps refused only because the cached table was stale: decided again on the log's
+                    # Recorded since it was looked up (a repeat of a command in flight, or this request's failed
+                    # save that committed after all): its response, not a refusal.
+                    earlier = (idempotency.repeated(self, table_id, command, key, body_sha, viewer, made=made)
+                               if unsure else None)
+                    if earlier is not None:
+                        return earlier
+                    raise _refusal(refused, table, viewer) from None
+                appended = list(table.pending_events)
+                try:
+                    self._commit(table, *idempotency.records(table_id, key, body_sha, first, table.version))
+                except IntegrityError:
+                    lease.drop()
+                    # This very command committed by a save the library tried again, a lost race, or (first
+                    # decided on the cached table) a stale cache or a cut log: the record tells the first; the
+                    # others are decided again on the table read from the log.
+                    final = cached is None and (expected_version is not None or attempt == RETRIES - 1)
+                    earlier = self._lost_race(table_id, command, key, body_sha, viewer, made=made, final=final)
+                    if earlier is not None:
+                        return earlier
+                    if cached is None:
+                        _retried(table_id, command, attempt + 1)
+                    continue
+                except Exception as exc:
+                    lease.drop()
+                    unsure = True  # not recorded if None: decided again, under the same identity
+                    earlier = self._settle(exc, table_id, command, key, body_sha, viewer, last=attempt == RETRIES - 1)
+                    if earlier is not None:
+                        return earlier
+                    continue
+                # Built before the lease ends: the next command on the table changes this very object.
+                answer = self.result(table, appended, viewer)
                 if cached is None:
-                    _retried(table_id, command, attempt + 1)
-                continue
-            except Exception as exc:
-                unsure = True  # not recorded if None: decided again, under the same identity
-                earlier = self._settle(exc, table_id, command, key, body_sha, viewer, last=attempt == RETRIES - 1)
-                if earlier is not None:
-                    return earlier
-                continue
-            answer = self.result(table, appended, viewer)
-            replay.remember(self, table)
-            return answer
+                    replay.remember(self, table)
+                return answer
         raise AssertionError("unreachable")  # pragma: no cover
 
     def _decide(self, table: Table, command: str, player: str, args: dict[str, Any], expected_version: int | None,
                 as_player: str | None, by: str | None) -> int:
         """Decides the command on ``table`` (its events pending) or refuses it; returns the first new version.
         A command is first decided on this process's cached table without reading the log (service/replay.py
-        cached_head): if that table was stale, the save is refused and the command decided again on the table
+        HeadLease): if that table was stale, the save is refused and the command decided again on the table
         read from the log, and a refusal is only ever given on the table read from the log."""
         first = table.version + 1
         table.check_acting(player, as_player)

@@ -66,21 +66,80 @@ def rebuild(app: TablesService, table_id: str, version: int | None = None) -> Ta
     return table
 
 
-def cached_head(app: TablesService, table_id: str) -> Table | None:
-    """A private copy of the table as this process last saved or read it, NOT checked against the log; None when
-    not cached or when the store cannot make up for that. Only a command may use it: its save is refused if the
-    table moved on meanwhile (the unique key on table and version) or its log was cut behind it (the recorder's
-    check, service/onetrip.py), and is then decided again on the table read from the log. It spares the command
-    the read that fast-forwards the cached table, and the replay of the events found."""
-    if app.repository.cache is None or not getattr(app.recorder, "checks_predecessors", False):
-        return None
-    uuid = table_uuid(table_id)
-    with app.head_locks.setdefault(uuid, threading.Lock()):
+class HeadLease:
+    """The cached table itself, NOT checked against the log, lent to one command while it holds the table's lock
+    in this process (``table`` is None when nothing usable is cached, and then no lock is held). Only a command
+    may use it: its save is refused if the table moved on meanwhile (the unique key on table and version) or
+    its log was cut behind it (the recorder's check, service/onetrip.py), and is then decided again on the table
+    read from the log. It spares the command the read that fast-forwards the cached table, the replay of the
+    events found, and a copy of the table: readers of the table take the same lock and copy it
+    (``rebuild``), so none sees a command half decided. A command that fails gives the table back with
+    ``drop``: a table that recorded anything is then forgotten, since its state is no longer the log's."""
+
+    def __init__(self, app: TablesService, table_id: str) -> None:
+        self.app = app
+        self.table: Table | None = None
+        self._lock: threading.Lock | None = None
+        self._version = 0
+        if app.repository.cache is None or not getattr(app.recorder, "checks_predecessors", False):
+            return
+        uuid = table_uuid(table_id)
+        lock = app.head_locks.setdefault(uuid, threading.Lock())
+        lock.acquire()
         try:
             cached = app.repository.cache.get(uuid)
         except KeyError:
-            return None
-        return _private_copy(cached) if isinstance(cached, Table) else None
+            cached = None
+        except BaseException:
+            lock.release()
+            raise
+        if isinstance(cached, Table):
+            self.table, self._lock, self._version = cached, lock, cached.version
+        else:
+            lock.release()
+
+    def drop(self) -> None:
+        """Gives the table back after a failure: forgotten if it recorded anything (a refusal records nothing,
+        domain/table.py ``handle``), so that no later command or read sees events the log does not hold."""
+        if self._lock is None:
+            return
+        table = self.table
+        # A failed save has collected the pending events already: the version says the table moved.
+        if table is not None and (table.pending_events or table.version != self._version):
+            _forget(self.app, table.id)
+        self.release()
+
+    def release(self) -> None:
+        if self._lock is not None:
+            self._lock.release()
+            self._lock = None
+
+    def __enter__(self) -> HeadLease:
+        return self
+
+    def __exit__(self, exc_type: object, *exc: object) -> None:
+        if exc_type is None:
+            self.release()
+        else:
+            self.drop()  # whatever escaped a command may have left the table half decided
+
+
+class _Unleased:
+    """No table lent: the command reads its table from the log."""
+
+    table = None
+
+    def drop(self) -> None:
+        pass
+
+    def __enter__(self) -> _Unleased:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        pass
+
+
+NO_LEASE = _Unleased()
 
 
 def remember(app: TablesService, table: Table) -> None:

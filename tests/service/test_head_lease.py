@@ -1,0 +1,162 @@
+"""A command decides on the cached table itself (service/replay.py HeadLease): no copy of it is made, a refused
+command leaves it as it was, a failed save forgets it, and no reader of the table sees a command half decided."""
+
+from __future__ import annotations
+
+import pickle
+import random
+import threading
+
+import pytest
+from eventsourcing.persistence import IntegrityError
+
+from domain.errors import DomainError
+from service import replay
+from service.application import TablesService
+from service.config import load
+from tests.helpers import Seeds, StepClock, pick
+
+OPENING = ("chemin-de-fer", ["anna", "boris", "vera"], {"decks": 4})
+
+
+@pytest.fixture(params=[False, True], ids=["alone", "group-commit"])
+def service(request, postgres_env):
+    service = TablesService(load(postgres_env), clock=StepClock(), new_seed=Seeds(), group_commit=request.param)
+    yield service
+    service.close()
+
+
+def cached(service, table_id):
+    return service.repository.cache.get(service._uuid(table_id))
+
+
+def play(service, table_id, commands, rng):
+    state = service.current_state(table_id)
+    for _ in range(commands):
+        command, player, args = pick(state, rng)
+        state = service.execute(table_id, command, player, args)["state"]
+    return state
+
+
+def copies(monkeypatch):
+    made = []
+    copy = replay._private_copy
+    monkeypatch.setattr(replay, "_private_copy", lambda table: made.append(table.version) or copy(table))
+    return made
+
+
+def test_a_command_on_a_cached_table_is_decided_on_that_table_without_a_copy(service, monkeypatch):
+    table_id = service.open_table(*OPENING)["table_id"]
+    state = play(service, table_id, 3, random.Random(1))
+    before = cached(service, table_id)
+    made = copies(monkeypatch)
+    state = play(service, table_id, 5, random.Random(2))
+    assert len(made) == 1  # play's first read copies the table; none of the five commands does
+    assert cached(service, table_id) is before and before.version == state["version"]
+    assert service.verify(table_id)["ok"]
+
+
+def test_a_refused_command_leaves_the_cached_table_as_it_was(service):
+    table_id = service.open_table(*OPENING)["table_id"]
+    play(service, table_id, 4, random.Random(3))
+    table = cached(service, table_id)
+    before = pickle.dumps(table)
+    with pytest.raises(DomainError):
+        service.execute(table_id, "no-such-command", "anna", {})
+    with pytest.raises(DomainError):
+        service.execute(table_id, "cut", "nobody", {"position": 1})
+    assert cached(service, table_id) is table and pickle.dumps(table) == before
+
+
+def test_a_save_that_fails_forgets_the_cached_table_and_nothing_unsaved_is_ever_shown(service, monkeypatch):
+    table_id = service.open_table(*OPENING)["table_id"]
+    state = play(service, table_id, 4, random.Random(4))
+    save = service.save
+
+    def failing(*aggregates):
+        raise RuntimeError("the disk is full")
+
+    monkeypatch.setattr(service, "save", failing)
+    command, player, args = pick(state, random.Random(5))
+    with pytest.raises(RuntimeError):
+        service.execute(table_id, command, player, args)
+    monkeypatch.setattr(service, "save", save)
+    with pytest.raises(KeyError):
+        cached(service, table_id)  # it had taken the command's events, which the log does not hold
+    assert service.current_state(table_id) == state
+    after = service.execute(table_id, command, player, args)
+    assert after["version"] > state["version"] and service.verify(table_id)["ok"]
+
+
+def test_a_stale_cached_table_is_forgotten_and_the_command_decided_again_on_the_log(service, postgres_env):
+    table_id = service.open_table(*OPENING)["table_id"]
+    state = play(service, table_id, 4, random.Random(6))
+    other = TablesService(load(postgres_env), clock=StepClock(), new_seed=Seeds(9), group_commit=False)
+    try:
+        moved = play(other, table_id, 3, random.Random(7))  # another process moves the table on
+    finally:
+        other.close()
+    stale = cached(service, table_id)
+    assert stale.version == state["version"] < moved["version"]
+    command, player, args = pick(moved, random.Random(8))
+    try:
+        answer = service.execute(table_id, command, player, args)
+    except DomainError:
+        pytest.fail("a command legal on the log's table was refused on the stale cached one")
+    assert answer["version"] > moved["version"]
+    assert cached(service, table_id) is not stale and service.verify(table_id)["ok"]
+
+
+def test_an_integrity_error_on_the_cached_table_is_decided_again_and_saved_once(service, monkeypatch):
+    table_id = service.open_table(*OPENING)["table_id"]
+    state = play(service, table_id, 4, random.Random(10))
+    save, calls = service.save, []
+
+    def first_refused(*aggregates):
+        calls.append(aggregates[0].version)
+        if len(calls) == 1:
+            for aggregate in aggregates:
+                aggregate.collect_events()  # what a refused save does to the aggregates handed to it
+            raise IntegrityError("version taken")
+        return save(*aggregates)
+
+    monkeypatch.setattr(service, "save", first_refused)
+    command, player, args = pick(state, random.Random(11))
+    answer = service.execute(table_id, command, player, args)
+    assert len(calls) == 2 and answer["version"] == calls[1]
+    assert service.current_state(table_id)["version"] == answer["version"] and service.verify(table_id)["ok"]
+
+
+def test_readers_of_a_table_see_only_the_states_its_commands_answered_with(service):
+    """A reader copies the table under the lock a command holds while it decides on the cached table: any state
+    read is one a command ended on, never a command's events half applied."""
+    table_id = service.open_table(*OPENING)["table_id"]
+    state = play(service, table_id, 2, random.Random(12))
+    heads = {state["version"]}
+    seen: list[int] = []
+    done = threading.Event()
+    failures: list[BaseException] = []
+
+    def read() -> None:
+        try:
+            while not done.is_set():
+                seen.append(service.current_state(table_id)["version"])
+        except BaseException as exc:  # noqa: BLE001 - reported below
+            failures.append(exc)
+
+    readers = [threading.Thread(target=read) for _ in range(3)]
+    for reader in readers:
+        reader.start()
+    try:
+        rng = random.Random(13)
+        for _ in range(40):
+            command, player, args = pick(state, rng)
+            answer = service.execute(table_id, command, player, args)
+            state = answer["state"]
+            heads.add(answer["version"])
+    finally:
+        done.set()
+        for reader in readers:
+            reader.join()
+    assert not failures
+    assert seen and set(seen) <= heads, sorted(set(seen) - heads)
