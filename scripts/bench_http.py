@@ -338,15 +338,83 @@ class Served:
         return self.process.pid
 
 
+@dataclass
+class Against:
+    """--against REV: the revision the working tree's code is compared with, checked out in a temporary
+    worktree, with its own PostgreSQL schema."""
+
+    rev: str
+    tree: Path
+    schema: str = ""
+
+    @classmethod
+    def check_out(cls, rev: str, tmp: Path) -> Against:
+        tree = tmp / "against"
+        done = subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", str(tree), rev],
+                              capture_output=True, text=True, check=False)
+        if done.returncode != 0:
+            raise SystemExit(f"error: --against {rev}: {done.stderr.strip()}")
+        described = subprocess.run(["git", "-C", str(tree), "log", "-1", "--format=%h %s"], capture_output=True,
+                                   text=True, check=False).stdout.strip()
+        progress(f"comparing with {described[:100]}")
+        return cls(rev, tree)
+
+    def remove(self) -> None:
+        subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(self.tree)], capture_output=True,
+                       check=False)
+
+
+def twins(configs: list[Config]) -> list[Config]:
+    """Each configuration of a Zametano server followed by its twin on the --against revision."""
+    out = []
+    for config in configs:
+        out.append(config)
+        if config.server and config.server != "echo":
+            twin = Config(f"{config.name}@", config.group, config.kind, f"{config.label} (against)", config.clients,
+                          f"{config.server}@")
+            BY_NAME[twin.name] = twin
+            out.append(twin)
+    return out
+
+
+def against_table(med: dict[str, Measure], configs: list[Config], rev: str) -> str:
+    """Each measure of a configuration on the --against revision and on the working tree, and their ratio."""
+    rows = []
+    for config in configs:
+        if config.name.endswith("@") or f"{config.name}@" not in med or config.name not in med:
+            continue
+        base, head = med[f"{config.name}@"], med[config.name]
+        keys = ("rate", "p50", "cpu") if config.kind != "reads" else tuple(k for k in head if k.endswith(" p50"))
+        for key in keys:
+            was, now = base.get(key), head.get(key)
+            ratio = f"{now / was:.2f}" if was and now is not None else "-"
+            unit = {"rate": "per second", "p50": "p50 (ms)", "cpu": "CPU (ms/op)"}.get(key, key)
+            rows.append([config.label, unit, number(was, 2), number(now, 2), ratio])
+    return markdown_table(["configuration", "measure", f"--against {rev}", "working tree", "ratio"], rows)
+
+
 class Servers:
     """One server at a time, started when a configuration needs it: each worker on PostgreSQL holds a pool
     of connections, and several servers at once could exhaust the database's connections on a shared machine."""
 
-    def __init__(self, tmp: Path, pg: dict[str, str] | None, appname: str) -> None:
-        self.tmp, self.pg, self.appname = tmp, pg, appname
+    def __init__(self, tmp: Path, pg: dict[str, str] | None, appname: str, against: Against | None = None) -> None:
+        self.tmp, self.pg, self.appname, self.against = tmp, pg, appname, against
         self.current: Served | None = None
 
     def environment(self, key: str) -> dict[str, str]:
+        """A server's environment; a key ending in ``@`` (--against) runs the other revision on a store of its
+        own, so that neither reads what the other wrote."""
+        env = self._environment(key.rstrip("@"))
+        if key.endswith("@"):
+            assert self.against is not None
+            env["ZAMETANO_DATA_DIR"] = str(self.tmp / "data-against")
+            if key.startswith("pg-"):
+                env["POSTGRES_SCHEMA"] = self.against.schema
+            elif key.startswith("sqlite-"):
+                env["SQLITE_DBNAME"] = str(self.tmp / "zametano-against.sqlite")
+        return env
+
+    def _environment(self, key: str) -> dict[str, str]:
         env = {k: v for k, v in os.environ.items() if not k.startswith(("ZAMETANO_", "POSTGRES_", "SQLITE_"))}
         for name in ("PERSISTENCE_MODULE", "CREATE_TABLE", "CIPHER_TOPIC", "CIPHER_KEY", "COMPRESSOR_TOPIC",
                      "AGGREGATE_CACHE_MAXSIZE", "SNAPSHOT_INTERVAL", "WEB_CONCURRENCY", "BIND", "HOST", "PORT"):
@@ -367,7 +435,7 @@ class Servers:
         if self.current is not None and self.current.key == key:
             return self.current
         self.stop()
-        workers = 1 if key == "echo" else int(key.split("-")[1])
+        workers = 1 if key == "echo" else int(key.rstrip("@").split("-")[1])
         port = free_port()
         if key == "echo":
             argv = [sys.executable, str(Path(__file__).resolve()), "--serve-echo", str(port)]
@@ -377,10 +445,11 @@ class Servers:
             argv = [sys.executable, "-m", "gunicorn", "-c", "python:api.gunicorn_conf", "--bind", f"127.0.0.1:{port}",
                     "--workers", str(workers), "--worker-class", "gthread", "--threads", str(GTHREADS),
                     "api.app:create_app()"]
-        log = self.tmp / f"{key}.log"
+        log = self.tmp / f"{key.replace('@', '-against')}.log"
         progress(f"starting the {key} server")
         with open(log, "ab") as err:
-            process = subprocess.Popen(argv, cwd=ROOT, env=self.environment(key), stdout=subprocess.DEVNULL, stderr=err,
+            code = self.against.tree if key.endswith("@") and self.against is not None else ROOT
+            process = subprocess.Popen(argv, cwd=code, env=self.environment(key), stdout=subprocess.DEVNULL, stderr=err,
                                        preexec_fn=die_with_parent)
         self.current = Served(key, port, process, log, workers)
         self.wait_ready(self.current)
@@ -681,6 +750,8 @@ class Run:
     backends: Backends | None = None
     servers: Servers | None = None
     read_table: ReadTable | None = None
+    against: Against | None = None
+    read_table_against: ReadTable | None = None
     results: dict[str, list[Measure | None]] = field(default_factory=dict)
 
     @property
@@ -722,11 +793,17 @@ class Run:
                                   capture_output=True, text=True, timeout=300, check=False)
             if init.returncode != 0:
                 raise BenchError(f"pgbench -i failed: {init.stderr[-1000:]}")
-        self.servers = Servers(self.tmp, self.zametano_pg, f"zametano-bench-http-{self.run_id}")
+        if self.args.against:
+            self.against = Against.check_out(self.args.against, self.tmp)
+            if self.zametano_pg is not None:
+                self.against.schema = self.schema("against")
+        self.servers = Servers(self.tmp, self.zametano_pg, f"zametano-bench-http-{self.run_id}", self.against)
 
     def teardown(self) -> None:
         if self.servers is not None:
             self.servers.stop()
+        if self.against is not None:
+            self.against.remove()
         if self.backends is not None:
             self.backends.close()
         for schema in self.schemas:
@@ -748,11 +825,17 @@ class Run:
         if config.kind == "echo":
             return measure_echo(served, seconds, self.warmup * 4)
         if config.kind == "reads":
-            if self.read_table is None:
+            twin = config.name.endswith("@")
+            table = self.read_table_against if twin else self.read_table
+            if table is None:
                 events = 120 if self.args.quick else READ_TABLE_EVENTS
                 progress(f"read table: playing {events} events")
-                self.read_table = build_read_table(served, events, self.args.seed)
-            return measure_reads(served, self.read_table, seconds, seed)
+                table = build_read_table(served, events, self.args.seed)
+                if twin:
+                    self.read_table_against = table
+                else:
+                    self.read_table = table
+            return measure_reads(served, table, seconds, seed)
         return measure_http(served, config.clients, seconds, seed, self.backends, self.servers.appname, self.warmup)
 
 
@@ -912,6 +995,8 @@ def main() -> int:
     parser.add_argument("--new-reference", action="store_true",
                         help="record this run's SQLite figures as the reference later runs are held to")
     parser.add_argument("--note", default="", help="a sentence for the docs about the run (what else ran on the machine)")
+    parser.add_argument("--against", metavar="REV",
+                        help="also run each Zametano configuration on this git revision (a lever's A/B); docs not written")
     parser.add_argument("--serve-echo", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.serve_echo:
@@ -921,6 +1006,8 @@ def main() -> int:
     if args.rounds < 1 or args.seconds <= 0:
         raise SystemExit("error: --rounds at least 1, --seconds above 0")
     configs = select(args.only)
+    if args.against:
+        configs = twins(configs)
     output = Path(args.output)
     began, load_before = time.monotonic(), os.getloadavg()
     with temporary() as tmp:
@@ -955,11 +1042,14 @@ def main() -> int:
         if extra:
             print()
             print(extra)
+    if args.against:
+        print()
+        print(against_table(med, configs, args.against))
     print()
     print(goals_text)
     print(f"\ntotal run time {elapsed / 60:.1f} minutes; load average {load_before[0]:.2f} before, {load_after[0]:.2f} after")
 
-    partial = args.quick or bool(args.only)
+    partial = args.quick or bool(args.only) or bool(args.against)
     if partial or args.no_docs:
         progress("docs/benchmarks.md left as it is" + (" (a partial run)" if partial else ""))
         return 0
