@@ -412,6 +412,9 @@ class ReadModelStatusSchema(Schema):
     head = fields.Integer(metadata={"description": "The last notification recorded."})
     lag = fields.Integer(metadata={"description": "Events recorded but not yet indexed."})
     following = fields.Boolean(metadata={"description": "Whether this process's follower is subscribed."})
+    indexing = fields.Boolean(metadata={
+        "description": "Whether this process's follower indexes the read model: one process at a time does (it "
+                       "holds the indexing lease); the others' followers only feed their live streams."})
 
 
 class AtRestSchema(Schema):

@@ -6,11 +6,18 @@ recorded before it.
 A follower thread subscribes to the application's recordings with eventsourcing's own subscriptions:
 PostgreSQL's LISTEN/NOTIFY, the in-memory store's notifications, and for SQLite, which has neither, the same
 subscription woken every POLL seconds. Once told of new events the subscription lets a burst gather for
-GATHER seconds, unless a query is waiting, and reads it in one go; the follower hands each list it reads to
-the Indexer, which writes command-complete batches with the read model's position
-(service/readmodel/indexer.py). So a burst of commands costs the read model a few reads and writes, not one
-of each per command. Every server process runs one; where two index the same events, the position, which
-only one of them can move, settles it and nothing is counted twice.
+GATHER seconds, unless a query is waiting, and reads it in one go. So a burst of commands costs the read model
+a few reads and writes, not one of each per command.
+
+Every server process runs one, and every one tells its process's live streams of each list it reads, but only
+one at a time indexes: the one whose process holds the indexing lease (service/readmodel/lease.py) hands its
+lists to the Indexer, which writes command-complete batches with the read model's position
+(service/readmodel/indexer.py). The others try for the lease at each list they read, which costs one round
+trip, and take over when its holder stops or loses its connection: they first index the log from the read
+model's position, which covers what they read while another held the lease. Their queries do not wait for
+them but index what they need themselves. Where two index the same events all the same (a query, a process
+that could not reach the lease), the position, which only one of them can move, settles it and nothing is
+counted twice.
 
 eventsourcing's ProjectionRunner is not used: it builds an application of its own from the environment,
 projects one event per transaction and stops for good at its first error, where the read model writes
@@ -28,6 +35,8 @@ from typing import TYPE_CHECKING, Any
 from eventsourcing.persistence import ApplicationRecorder, ListenNotifySubscription, Notification
 from eventsourcing.popo import POPOApplicationRecorder, POPOSubscription
 from eventsourcing.postgres import PostgresApplicationRecorder, PostgresSubscription
+
+from service.readmodel.lease import Lease
 
 if TYPE_CHECKING:
     from service.readmodel.indexer import Indexer
@@ -118,14 +127,18 @@ def subscribe(recorder: ApplicationRecorder, gt: int) -> _InLists:
 
 class Follower:
     """The thread that keeps the read model up to date. ``running`` is true while it is subscribed (false
-    while it waits to subscribe again after a failure), so that queries know whether to wait for it."""
+    while it waits to subscribe again after a failure) and ``indexing`` while it also holds the lease, so
+    that queries know whether to wait for it."""
 
-    def __init__(self, indexer: Indexer, recorder: ApplicationRecorder, publisher: Publisher | None = None) -> None:
+    def __init__(self, indexer: Indexer, recorder: ApplicationRecorder, publisher: Publisher | None = None,
+                 lease: Lease | None = None) -> None:
         self.indexer = indexer
         self.recorder = recorder
         # Told of everything read, before it is indexed: the live streams of this process (service/streams/).
         self.publisher = publisher
+        self.lease = lease if lease is not None else Lease()
         self.running = False
+        self.indexing = False
         self._warned = False  # of the current failure: one warning, not one a second while the database is away
         self._stopping = Event()
         self._subscription: _InLists | None = None
@@ -177,6 +190,8 @@ class Follower:
             try:
                 if self._stopping.is_set():  # stop() came before the subscription could be stopped
                     return
+                # Taken now, the lease needs no catching up: the subscription reads everything after gt.
+                self.indexing = self.lease.hold()
                 self.running = True
                 if self.publisher is not None:
                     self.publisher.subscribed(gt)
@@ -184,9 +199,24 @@ class Follower:
                 while True:
                     notes, whole = subscription.next_list()
                     self._publish(notes)
-                    held = self.indexer.take(held + notes, whole)
+                    # Only the lease's holder decodes and projects; the others keep nothing back, since
+                    # whoever indexes next reads on from the read model's position.
+                    held = self.indexer.take(held + notes, whole) if self._leads() else []
                     self._warned = False
             except StopIteration:
                 return
             finally:
                 self._subscription = None
+                # A follower that failed lets another process index while it waits to start again.
+                self.indexing = False
+                self.lease.release()
+
+    def _leads(self) -> bool:
+        """Whether this follower indexes the list it has just read: while it holds the lease. One that has just
+        taken it first indexes the log from the read model's position, since the lists it read before were
+        left to the lease's holder, which may have stopped before indexing them."""
+        led, self.indexing = self.indexing, self.lease.hold()
+        if self.indexing and not led:
+            log.info("this process now indexes the read model")
+            self.indexer.catch_up()
+        return self.indexing

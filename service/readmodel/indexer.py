@@ -1,11 +1,12 @@
 """The read model's indexer: it reads the notification log from the read model's position and writes the rows.
 
-The read model follows the application's notification log: a follower thread (service/readmodel/follower.py),
-or a query where none runs, hands the Indexer the notifications after the last one tracked; it turns them into
-rows (service/readmodel/projection.py) and writes the rows and the new tracking position in one transaction of
-the event store's own database. Two processes (or a follower and a query) indexing at once cannot both write the
-same position (the tracking row refuses the second), so the loser re-reads and nothing is counted twice. Queries
-read these rows; none scans the events.
+The read model follows the application's notification log: the follower thread of the process that holds the
+indexing lease (service/readmodel/follower.py, service/readmodel/lease.py), or a query that cannot wait for
+one, hands the Indexer the notifications after the last one tracked; it turns them into rows
+(service/readmodel/projection.py) and writes the rows and the new tracking position in one transaction of the
+event store's own database. Two indexing at once (a query and the follower, or two processes) cannot both
+write the same position (the tracking row refuses the second), so the loser re-reads and nothing is counted
+twice. Queries read these rows; none scans the events.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import psycopg_pool
 from eventsourcing.persistence import IntegrityError, Tracking
 
 from service.readmodel.follower import Follower
+from service.readmodel.lease import lease_for
 from service.readmodel.memory import POPOIndexView
 from service.readmodel.postgres import PostgresIndexView
 from service.readmodel.projection import Projection, decode
@@ -39,8 +41,8 @@ VIEW_CLASSES: dict[str, type[IndexView]] = {
 
 class Indexer:
     """Keeps the read model up to date from the notification log, one command-complete batch at a time: fed
-    by a follower in the background (service/readmodel/follower.py) or, where none runs, by the query that
-    needs it."""
+    by a follower in the background (service/readmodel/follower.py) in the process that holds the indexing
+    lease or, where none runs or this process does not hold it, by the query that needs it."""
 
     BATCH = 500
 
@@ -63,15 +65,16 @@ class Indexer:
     # --- following in the background ------------------------------------------------------------------
 
     def follow(self, publisher: Any = None) -> None:
-        """Starts a thread that indexes events as they are recorded (stopped by close()), telling ``publisher``
-        (service/streams/) of each list it reads. Not on a PostgreSQL pool of a single connection, which the
-        follower's LISTEN would keep from every request."""
+        """Starts a thread that follows the log (stopped by close()), telling ``publisher`` (service/streams/) of
+        each list it reads, and indexing it while this process holds the indexing lease. Not on a PostgreSQL
+        pool of a single connection, which the follower's LISTEN would keep from every request."""
         pool = getattr(getattr(self.app.factory, "datastore", None), "pool", None)
         if isinstance(pool, psycopg_pool.ConnectionPool) and pool.max_size < 2:
             log.warning("the read model is not followed in the background: the connection pool holds one "
                         "connection (POSTGRES_POOL_SIZE + POSTGRES_MAX_OVERFLOW); queries index what they need")
             return
-        self.follower = Follower(self, self.app.recorder, publisher)
+        lease = lease_for(self.app, getattr(self.view, "tracking_table_name", ""))
+        self.follower = Follower(self, self.app.recorder, publisher, lease)
         self.follower.start()
 
     def close(self) -> None:
@@ -98,23 +101,29 @@ class Indexer:
             return self._moved.wait_for(lambda: self._known >= position, timeout)
 
     def status(self) -> dict[str, Any]:
-        """How far the read model is behind the log: ``lag`` in events (notifications), 0 when current."""
+        """How far the read model is behind the log: ``lag`` in events (notifications), 0 when current; whether
+        this process's follower is subscribed (``following``) and indexes what it reads (``indexing``: it
+        holds the indexing lease)."""
         head = self.app.recorder.max_notification_id() or 0
         position = self.position()
-        following = self.follower is not None and self.follower.running
-        return {"position": position, "head": head, "lag": max(0, head - position), "following": following}
+        follower = self.follower
+        following = follower is not None and follower.running
+        indexing = follower is not None and follower.running and follower.indexing
+        return {"position": position, "head": head, "lag": max(0, head - position), "following": following,
+                "indexing": indexing}
 
     # --- indexing -------------------------------------------------------------------------------------
 
     def bring_up_to_date(self) -> None:
-        """Returns once the read model holds every event recorded before the call. The follower, when it runs,
-        is woken and waited for (at most ``follower_wait`` seconds); without one, or if it does not get there in
-        time, the caller indexes what is missing itself."""
+        """Returns once the read model holds every event recorded before the call. The follower, when it runs
+        and indexes, is woken and waited for (at most ``follower_wait`` seconds); without one, or if it does
+        not get there in time, the caller indexes what is missing itself. So does the caller at once where the
+        follower does not index: the one that does is another process's, which this one cannot wake."""
         head = self.app.recorder.max_notification_id() or 0
         if self.position() >= head:
             return
         follower = self.follower
-        if follower is not None and follower.running:
+        if follower is not None and follower.running and follower.indexing:
             follower.hurry()
             if self.wait_for(head, self.follower_wait):
                 return

@@ -203,7 +203,7 @@ def test_operations_endpoints_answer(client, play):
     assert client.get("/healthz").json == {"status": "ok"}
     ready = client.get("/readyz").json
     assert ready["status"] == "ready" and ready["read_model"]["head"] >= 2
-    assert set(ready["read_model"]) == {"position", "head", "lag", "following"}
+    assert set(ready["read_model"]) == {"position", "head", "lag", "following", "indexing"}
     text = client.get("/metrics").data.decode()
     assert 'zametano_command_duration_seconds_count{command="draw_seats",outcome="ok"} ' in text
 

@@ -61,7 +61,7 @@ def test_the_follower_indexes_what_is_recorded_and_queries_only_wait_for_it(make
     assert [t["table_id"] for t in service.list_tables()["tables"]] == [table_id]
     assert service.list_rounds(table_id)["rounds"][0]["round"] == 1
     status = service.read_model_status()
-    assert status["lag"] == 0 and status["following"] is True
+    assert status["lag"] == 0 and status["following"] is True and status["indexing"] is True
     assert status["position"] == status["head"] == service.recorder.max_notification_id()
 
 
@@ -77,7 +77,8 @@ def test_without_a_follower_the_query_indexes_what_it_needs_itself(service):
     table_id = service.open_table("chemin-de-fer", PLAYERS, {})["table_id"]
     play_a_round(service, table_id)
     assert service.read_model_status() == {"position": 0, "head": service.recorder.max_notification_id(),
-                                           "lag": service.recorder.max_notification_id(), "following": False}
+                                           "lag": service.recorder.max_notification_id(), "following": False,
+                                           "indexing": False}
     assert service.round_audit(table_id, 1)["problems"] == []
     assert service.read_model_status()["lag"] == 0
 
