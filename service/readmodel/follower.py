@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Any
 from eventsourcing.persistence import ApplicationRecorder, ListenNotifySubscription, Notification
 from eventsourcing.popo import POPOApplicationRecorder, POPOSubscription
 from eventsourcing.postgres import PostgresApplicationRecorder, PostgresSubscription
+from psycopg.sql import SQL, Identifier
 
 from service.readmodel.lease import Lease
 
@@ -85,7 +86,35 @@ class _InLists(ListenNotifySubscription[Any]):
 
 
 class _PostgresFollowing(_InLists, PostgresSubscription):
-    pass
+    """Every save notifies every listening process, one NOTIFY a command. The library's listening thread wakes
+    at each of them; this one, once woken, lets GATHER seconds of them gather on its connection before it
+    listens again, and then takes them in one go: the follower reads the log no more often than that anyway,
+    and each wake of every process costs CPU for every command."""
+
+    def __init__(self, recorder: ApplicationRecorder, gt: int | None = None, topics: Sequence[str] = ()) -> None:
+        self._quiet = Event()  # set to end a pause at once (stopping); before the listening thread starts
+        super().__init__(recorder, gt, topics)
+
+    def _listen(self) -> None:
+        try:
+            with self._recorder.datastore.get_connection() as conn:
+                conn.execute(SQL("LISTEN {0}").format(Identifier(self._recorder.channel_name)))
+                while not self._has_been_stopped and not self._thread_error:
+                    told = False
+                    # At most 0.1 s a wait, so that stopping is seen (as the library's own loop does).
+                    for _ in conn.notifies(timeout=0.1, stop_after=1):
+                        told = True
+                    if told:
+                        self._has_been_notified.set()
+                        self._quiet.wait(GATHER)
+        except BaseException as exc:  # noqa: BLE001 - handed to the subscription, which raises it to the follower
+            if self._thread_error is None:
+                self._thread_error = exc
+            self.stop()
+
+    def stop(self) -> None:
+        super().stop()
+        self._quiet.set()
 
 
 class _MemoryFollowing(_InLists, POPOSubscription):
