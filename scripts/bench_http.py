@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import http.client
+import importlib.util
 import json
 import multiprocessing
 import os
@@ -109,6 +110,16 @@ ON_REQUEST = [
     Config(f"gc-{state}-{n}", "group-commit", "http", f"4 gthread workers, {n} tables, group commit {state}", n,
            "pg-4-gthread" + ("-gc" if state == "on" else ""))
     for n in (8, 64) for state in ("off", "on")
+]
+# The same Zametano on PostgreSQL under gunicorn as api.server starts it (pg-N) and under granian's WSGI interface
+# (pg-N-granian: GRANIAN_THREADS blocking threads a worker, the tables made once before it starts); run only when
+# named: --only granian. granian is not one of the project's dependencies: installed for the measurement alone.
+GRANIAN_THREADS = 4
+ON_REQUEST += [
+    Config(f"{server}-{w}w-{c}c", "granian", "http",
+           f"{'granian WSGI' if server == 'granian' else 'gunicorn (api.server)'}, {w} worker{'s' if w > 1 else ''}, "
+           f"{c} client{'s' if c > 1 else ''}", c, f"pg-{w}" + ("-granian" if server == "granian" else ""))
+    for w, c in ((1, 1), (2, 4)) for server in ("gunicorn", "granian")
 ]
 BY_NAME = {c.name: c for c in CONFIGS + ON_REQUEST}
 
@@ -325,6 +336,30 @@ def serve_echo(port: int) -> int:
     return 0
 
 
+def granian_installed() -> bool:
+    return importlib.util.find_spec("granian") is not None
+
+
+def serve_granian(port: int, workers: int) -> int:
+    """Zametano under granian's WSGI interface: what api/server.py does before gunicorn forks (the metrics folder,
+    the tables, the keys, made once: workers creating tables at once race in PostgreSQL), then granian in this
+    process's place, each worker building the app through the factory."""
+    from api.server import PRIVATE_UMASK, prepare_metrics_dir, prepared_store
+    from service.config import ConfigError
+
+    os.umask(PRIVATE_UMASK)
+    try:
+        prepare_metrics_dir()
+        prepared_store()  # sets CREATE_TABLE=n for the workers
+    except ConfigError as exc:
+        print(f"error: {exc}", file=sys.stderr, flush=True)
+        return 2
+    argv = [sys.executable, "-m", "granian", "--interface", "wsgi", "--factory", "--host", "127.0.0.1", "--port",
+            str(port), "--workers", str(workers), "--blocking-threads", str(GRANIAN_THREADS), "--no-access-log",
+            "--log-level", "warning", "api.app:create_app"]
+    os.execv(sys.executable, argv)
+
+
 @dataclass
 class Served:
     key: str
@@ -439,6 +474,8 @@ class Servers:
         port = free_port()
         if key == "echo":
             argv = [sys.executable, str(Path(__file__).resolve()), "--serve-echo", str(port)]
+        elif key.rstrip("@").endswith("-granian"):
+            argv = [sys.executable, str(Path(__file__).resolve()), "--serve-granian", str(port), str(workers)]
         else:
             argv = [sys.executable, "-m", "api.server", "--port", str(port), "--workers", str(workers)]
         if "-gthread" in key:  # gunicorn as docker-compose runs it (api/gunicorn_conf.py), threaded workers
@@ -449,7 +486,13 @@ class Servers:
         progress(f"starting the {key} server")
         with open(log, "ab") as err:
             code = self.against.tree if key.endswith("@") and self.against is not None else ROOT
-            process = subprocess.Popen(argv, cwd=code, env=self.environment(key), stdout=subprocess.DEVNULL, stderr=err,
+            env = self.environment(key)
+            if key.rstrip("@").endswith("-granian"):
+                # a metrics folder of the run's, gone with it: granian takes the place of the process that would remove it
+                metrics = self.tmp / f"metrics-{key.replace('@', '-against')}"
+                metrics.mkdir(mode=0o700, exist_ok=True)  # before the script's imports read it (prometheus_client)
+                env["PROMETHEUS_MULTIPROC_DIR"] = str(metrics)
+            process = subprocess.Popen(argv, cwd=code, env=env, stdout=subprocess.DEVNULL, stderr=err,
                                        preexec_fn=die_with_parent)
         self.current = Served(key, port, process, log, workers)
         self.wait_ready(self.current)
@@ -766,6 +809,9 @@ class Run:
         return name
 
     def setup(self) -> None:
+        if any((c.server or "").rstrip("@").endswith("-granian") for c in self.configs) and not granian_installed():
+            raise SystemExit("error: granian is not installed (pip install granian into .venv, for the measurement "
+                             "only); leave the granian configurations out with --only")
         kinds = {c.kind for c in self.configs}
         needs_pg = bool(kinds & {"pgbench", "library"}) or any((c.server or "").startswith("pg-") for c in self.configs)
         if needs_pg:
@@ -998,9 +1044,12 @@ def main() -> int:
     parser.add_argument("--against", metavar="REV",
                         help="also run each Zametano configuration on this git revision (a lever's A/B); docs not written")
     parser.add_argument("--serve-echo", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--serve-granian", type=int, nargs=2, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.serve_echo:
         return serve_echo(args.serve_echo)
+    if args.serve_granian:
+        return serve_granian(*args.serve_granian)
     if args.quick:
         args.rounds, args.seconds = 1, min(args.seconds, 1.5)
     if args.rounds < 1 or args.seconds <= 0:
