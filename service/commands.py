@@ -58,23 +58,18 @@ class Commands:
         made = idempotency_key is None
         key, unsure = (idempotency.made_key(), False) if idempotency_key is None else (idempotency_key, True)
         for attempt in range(RETRIES):
-            # The first attempt decides on the cached table itself, unread and uncopied (replay.HeadLease).
+            # The first attempt decides on the cached table itself, uncopied, unread where the store allows
+            # (replay.HeadLease); ``cached``: that table, if it was not read from the log.
             with replay.HeadLease(self, table_id) if attempt == 0 else replay.NO_LEASE as lease:
-                cached = lease.table
-                table = cached or self.table(table_id)
+                cached = lease.table if lease.unread else None
+                table = lease.table or self.table(table_id)
                 try:
                     first = self._decide(table, command, player, args, expected_version, as_player, by)
                 except (DomainError, VersionMismatch) as refused:
                     lease.drop()
                     if cached is not None:
                         continue  # perhaps refused only because the cached table was stale: decided again on the log's
-                    # Recorded since it was looked up (a repeat of a command in flight, or this request's failed
-                    # save that committed after all): its response, not a refusal.
-                    earlier = (idempotency.repeated(self, table_id, command, key, body_sha, viewer, made=made)
-                               if unsure else None)
-                    if earlier is not None:
-                        return earlier
-                    raise _refusal(refused, table, viewer) from None
+                    return self._refused(refused, table, command, key, body_sha, viewer, made=made, unsure=unsure)
                 appended = list(table.pending_events)
                 try:
                     self._commit(table, *idempotency.records(table_id, key, body_sha, first, table.version))
@@ -99,7 +94,7 @@ class Commands:
                     continue
                 # Built before the lease ends: the next command on the table changes this very object.
                 answer = self.result(table, appended, viewer)
-                if cached is None:
+                if lease.table is None:
                     replay.remember(self, table)
                 return answer
         raise AssertionError("unreachable")  # pragma: no cover
@@ -117,6 +112,17 @@ class Commands:
         shown = self.shown_expects.get((table.id, table.version, table.head))
         table.handle(command, player, args, self.clock(), self.new_seed, shown, by=by)
         return first
+
+    def _refused(self, refused: DomainError | VersionMismatch, table: Table, command: str, key: str, body_sha: str,
+                 viewer: Viewer, *, made: bool, unsure: bool) -> dict[str, Any]:
+        """A refusal on the table read from the log, unless the command was recorded since it was looked up (a
+        repeat of a command in flight, or this request's failed save that committed after all): then its
+        response, not a refusal."""
+        earlier = (idempotency.repeated(self, str(table.id), command, key, body_sha, viewer, made=made)
+                   if unsure else None)
+        if earlier is not None:
+            return earlier
+        raise _refusal(refused, table, viewer) from None
 
     def _lost_race(self, table_id: str, command: str, key: str, body_sha: str, viewer: Viewer, *, made: bool,
                    final: bool) -> dict[str, Any] | None:

@@ -15,7 +15,7 @@ from domain.errors import BadArgument
 from domain.inputs import validate_name
 from domain.sight import EVERYTHING, Sight, Viewer
 from domain.table import TableEvent
-from service import audit, decisions, present, streams
+from service import audit, decisions, present, replay, streams
 from service.errors import DamagedLog, NotFoundInHistory, TableNotFound
 from service.limits import MAX_NUMBER, page_size, position
 
@@ -25,8 +25,8 @@ class Queries:
 
     def current_state(self, table_id: str, viewer: Viewer = EVERYTHING) -> dict[str, Any]:
         """The state at the head, as ``viewer`` sees it (domain/sight.py)."""
-        table = self.table(table_id)
-        return present.state(table, viewer, expects=self.shown(table, table.expects()))
+        with replay.borrowed(self, table_id) as table:  # shown before any command changes it: no copy
+            return present.state(table, viewer, expects=self.shown(table, table.expects()))
 
     def historic_state(
         self, table_id: str, version: int | None = None, at: datetime | None = None, viewer: Viewer = EVERYTHING,

@@ -11,6 +11,7 @@ import copy
 import pickle
 import threading
 from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 from uuid import UUID
 
@@ -36,20 +37,36 @@ def table_uuid(table_id: str) -> UUID:
 def rebuild(app: TablesService, table_id: str, version: int | None = None) -> Table:
     """The table at its head or at a version, from the cache or the nearest snapshot and the events after
     it. A stored history that cannot give it (a version missing, a row that cannot be read, a snapshot
-    ahead of the log) is a DamagedLog, never a table silently built from part of its history."""
+    ahead of the log) is a DamagedLog, never a table silently built from part of its history. At the head,
+    a copy of the cached table, which the caller may keep (``borrowed`` lends the table itself instead)."""
+    if version is None and app.repository.cache is not None:
+        # The copy of a cached table is ours to make (see _private_copy), not the repository's deepcopy.
+        with borrowed(app, table_id) as table:
+            return _private_copy(table)  # type: ignore[no-any-return]
+    return _read(app, table_id, table_uuid(table_id), version)
+
+
+@contextmanager
+def borrowed(app: TablesService, table_id: str) -> Iterator[Table]:
+    """The table at its head, lent while the block runs: the cached table itself (fast-forwarded from the
+    log), under the table's lock in this process, so that no command changes it meanwhile. For a reader done
+    with it by the end of the block, which keeps nothing of it that can change (the views copy what they
+    show, domain/table.py ``view``): it spares the reader a copy of the table."""
     uuid = table_uuid(table_id)
+    if app.repository.cache is None:
+        yield _read(app, table_id, uuid, None)
+        return
+    # The library fast-forwards the cached table in place and copies it after releasing its own lock: with
+    # several request threads a copy could catch another thread's fast-forward half done. Getting and
+    # using the table under one lock per table (in this process) rules that out.
+    with app.head_locks.setdefault(uuid, threading.Lock()):
+        yield _read(app, table_id, uuid, None)
+
+
+def _read(app: TablesService, table_id: str, uuid: UUID, version: int | None) -> Table:
     replay = _Replay()
     try:
-        # The copy of a cached table is ours to make (see _private_copy), not the repository's deepcopy.
-        if version is None and app.repository.cache is not None:
-            # The library fast-forwards the cached table in place and copies it after releasing its own
-            # lock: with several request threads a copy could catch another thread's fast-forward half
-            # done. Getting and copying under one lock per table (in this process) rules that out.
-            with app.head_locks.setdefault(uuid, threading.Lock()):
-                table = app.repository.get(uuid, projector_func=replay, deepcopy_from_cache=False)
-                table = _private_copy(table)
-        else:
-            table = app.repository.get(uuid, version=version, projector_func=replay, deepcopy_from_cache=False)
+        table = app.repository.get(uuid, version=version, projector_func=replay, deepcopy_from_cache=False)
     except AggregateNotFoundError:
         raise TableNotFound(table_id) from None
     except (PersistenceError, ServiceError):
@@ -67,34 +84,40 @@ def rebuild(app: TablesService, table_id: str, version: int | None = None) -> Ta
 
 
 class HeadLease:
-    """The cached table itself, NOT checked against the log, lent to one command while it holds the table's lock
-    in this process (``table`` is None when nothing usable is cached, and then no lock is held). Only a command
-    may use it: its save is refused if the table moved on meanwhile (the unique key on table and version) or
-    its log was cut behind it (the recorder's check, service/onetrip.py), and is then decided again on the table
-    read from the log. It spares the command the read that fast-forwards the cached table, the replay of the
-    events found, and a copy of the table: readers of the table take the same lock and copy it
-    (``rebuild``), so none sees a command half decided. A command that fails gives the table back with
-    ``drop``: a table that recorded anything is then forgotten, since its state is no longer the log's."""
+    """The table at its head, lent to one command while it holds the table's lock in this process (``table``
+    is None when the store keeps no cache, and then no lock is held): the cached table itself, never a copy.
+    Readers of the table take the same lock and copy it (``rebuild``) or are done with it before they let go
+    (``borrowed``), so none sees a command half decided. A command that fails gives the table back with
+    ``drop``: a table that recorded anything is then forgotten, since its state is no longer the log's.
+
+    Where the recorder checks each save's predecessor (service/onetrip.py, on PostgreSQL) the cached table is
+    lent ``unread``: NOT checked against the log. Only a command may use it: its save is refused if the table
+    moved on meanwhile (the unique key on table and version) or its log was cut behind it, and it is then
+    decided again on the table read from the log. That spares the command the read that fast-forwards the
+    cached table and the replay of the events found. Elsewhere the cached table is fast-forwarded from the
+    log first, as every read does."""
 
     def __init__(self, app: TablesService, table_id: str) -> None:
         self.app = app
         self.table: Table | None = None
+        self.unread = False
         self._lock: threading.Lock | None = None
         self._version = 0
-        if app.repository.cache is None or not getattr(app.recorder, "checks_predecessors", False):
+        if app.repository.cache is None:
             return
         uuid = table_uuid(table_id)
+        unread = getattr(app.recorder, "checks_predecessors", False)
         lock = app.head_locks.setdefault(uuid, threading.Lock())
         lock.acquire()
         try:
-            cached = app.repository.cache.get(uuid)
+            table = app.repository.cache.get(uuid) if unread else _read(app, table_id, uuid, None)
         except KeyError:
-            cached = None
+            table = None
         except BaseException:
             lock.release()
             raise
-        if isinstance(cached, Table):
-            self.table, self._lock, self._version = cached, lock, cached.version
+        if isinstance(table, Table):
+            self.table, self.unread, self._lock, self._version = table, unread, lock, table.version
         else:
             lock.release()
 
@@ -128,6 +151,7 @@ class _Unleased:
     """No table lent: the command reads its table from the log."""
 
     table = None
+    unread = False
 
     def drop(self) -> None:
         pass

@@ -45,13 +45,20 @@ def copies(monkeypatch):
     return made
 
 
-def test_a_command_on_a_cached_table_is_decided_on_that_table_without_a_copy(service, monkeypatch):
+@pytest.fixture
+def on_any_store(make_service):
+    """A service on memory, SQLite and PostgreSQL (where the cached table is lent unread)."""
+    return make_service()
+
+
+def test_a_command_on_a_cached_table_is_decided_on_that_table_without_a_copy(on_any_store, monkeypatch):
+    service = on_any_store
     table_id = service.open_table(*OPENING)["table_id"]
     state = play(service, table_id, 3, random.Random(1))
     before = cached(service, table_id)
     made = copies(monkeypatch)
     state = play(service, table_id, 5, random.Random(2))
-    assert len(made) == 1  # play's first read copies the table; none of the five commands does
+    assert made == []  # neither the five commands nor play's read of the state copies the table
     assert cached(service, table_id) is before and before.version == state["version"]
     assert service.verify(table_id)["ok"]
 
@@ -160,3 +167,29 @@ def test_readers_of_a_table_see_only_the_states_its_commands_answered_with(servi
             reader.join()
     assert not failures
     assert seen and set(seen) <= heads, sorted(set(seen) - heads)
+
+
+@pytest.mark.parametrize("game, players, roles", [
+    ("chemin-de-fer", ["anna", "boris", "vera"], {}),
+    ("card-lottery", ["anna", "boris", "vera"], {"banker": "anna", "dealer": "boris"}),
+    ("punto-banco", ["croupier", "anna", "boris"], {"croupier": "croupier"}),
+])
+def test_an_answer_keeps_nothing_of_the_table_that_a_later_command_changes(on_any_store, game, players, roles):
+    """Commands and state reads use the cached table itself, and the answer is written out after the table's
+    lock is let go: an answer that shared a list or a dict with the table would change under the writer."""
+    import copy
+
+    service = on_any_store
+    table_id = service.open_table(game, players, {}, **roles)["table_id"]
+    rng, kept = random.Random(14), []
+    state = service.current_state(table_id)
+    for _ in range(120):
+        if not state["expects"]:
+            break
+        command, player, args = pick(state, rng)
+        answer = service.execute(table_id, command, player, args)
+        read = service.current_state(table_id)
+        kept += [(answer, copy.deepcopy(answer)), (read, copy.deepcopy(read))]
+        state = answer["state"]
+    assert len(kept) > 40
+    assert all(given == as_given for given, as_given in kept)
