@@ -7,6 +7,7 @@ every log: ``keep_topics`` keeps the topic an event was first written under when
 from __future__ import annotations
 
 import dataclasses
+import functools
 from dataclasses import field
 from typing import Any
 
@@ -55,8 +56,8 @@ class TableEvent(Aggregate.Event):
     def data(self) -> dict[str, Any]:
         """Everything but the envelope: what the chain hashes (less ``seed``) and the events API shows."""
         return {
-            f.name: value for f in dataclasses.fields(self) if f.name not in _ENVELOPE
-            and ((value := getattr(self, f.name)) is not None or f.name not in LATER_FIELDS)
+            name: value for name in _data_names(type(self))
+            if (value := getattr(self, name)) is not None or name not in LATER_FIELDS
         }
 
     @property
@@ -91,6 +92,12 @@ class TableEvent(Aggregate.Event):
         for handler in aggregate.HANDLERS.get(type(self), ()):
             handler(aggregate, self)
         aggregate.track_hidden(self)
+
+
+@functools.cache
+def _data_names(event_class: type) -> tuple[str, ...]:
+    # Read for every event shown, chained or tracked, several times a command: the fields are the class's.
+    return tuple(f.name for f in dataclasses.fields(event_class) if f.name not in _ENVELOPE)
 
 
 def keep_topics(module: str, *events: type[TableEvent]) -> None:
