@@ -45,7 +45,7 @@ class TableHistory(Protocol):
         """The table at its head or at ``version``; DamagedLog where the stored history cannot give it."""
 
     def state_at(self, table_id: str, version: int, viewer: Viewer = EVERYTHING,
-                 now: Table | None = None) -> dict[str, Any]:
+                 now: Table | None = None, table: Table | None = None) -> dict[str, Any]:
         """The state the table showed when ``version`` was its head, with ``as_of``, as ``viewer`` sees it."""
 
     def current_state(self, table_id: str, viewer: Viewer = EVERYTHING) -> dict[str, Any]:
@@ -120,11 +120,12 @@ class History:
         return found[0].originator_version if found else None
 
     def state_at(self, table_id: str, version: int, viewer: Viewer = EVERYTHING,
-                 now: Table | None = None) -> dict[str, Any]:
+                 now: Table | None = None, table: Table | None = None) -> dict[str, Any]:
         """The state the table showed when ``version`` was its head, with ``as_of``, as ``viewer`` sees it
-        (``now``: the table at its head, for what an auditor may see since); DamagedLog where the stored
-        history cannot give it."""
-        table = self.table(table_id, version=version)
+        (``now``: the table at its head, for what an auditor may see since; ``table``: the table at
+        ``version``, where the caller already rebuilt it); DamagedLog where the stored history cannot give
+        it."""
+        table = table if table is not None else self.table(table_id, version=version)
         state = present.state(table, viewer, now)
         following = self.read_events(table_id, after=version, upto=version + 1)
         if following and following[0].command == table.commands:  # type: ignore[attr-defined]

@@ -260,6 +260,11 @@ class _NotFromHead(Exception):
         self.snapshot: int | None = None  # set when the table at ``head`` came from a snapshot
 
 
+def copy_of(table: Table) -> Table:
+    """A copy of a table that the caller may change (see _private_copy)."""
+    return _private_copy(table)  # type: ignore[no-any-return]
+
+
 def _private_copy(table: Any) -> Any:
     """A copy of a cached table that a command may change, refused or not, without touching the cache. A
     pickle round trip copies a table in half the time deepcopy takes, and keeps what deepcopy keeps (shared

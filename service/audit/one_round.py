@@ -8,6 +8,7 @@ from domain.chain import binding_problem
 from domain.sight import EVERYTHING, Sight, Viewer
 from domain.table import Table, TableEvent
 from service import decisions, present
+from service.replay import copy_of
 from service.audit.cards import check_cards, shoe_record
 from service.audit.chain import LogCheck
 from service.audit.log_rounds import LogRounds, compare_round, finding
@@ -27,11 +28,12 @@ def round_audit(history: TableHistory, table_id: str, number: int, viewer: Viewe
     checks (docs/design.md "Replay and audit"), as ``viewer`` sees them at the table's head (domain/sight.py;
     the checks run on the events as recorded). Reads only the round's events and two snapshot-based states.
     A round whose stored events are not whole is audited as far as they allow, every break named."""
-    row, found = _the_round(history, table_id, number)
+    history = rebuilt = _Rebuilt(history)  # type: ignore[assignment]
+    row, found, read = _the_round(history, table_id, number)
     first, last = row["first_version"], row["last_version"]
-    log, events = _round_log(history, table_id, first, last)
+    log, events = _round_log(history, table_id, first, last, read)
     problems = _bound(history, table_id) + list(log.problems)
-    now = _head(history, table_id)
+    now = _head(rebuilt, table_id)
     seen = None if viewer == EVERYTHING else present.sight(viewer, now)
     states = (viewer, now, problems, bool(problems))
     state_before = _damaged_state(history, table_id, first - 1, *states) if first > 1 else None
@@ -65,16 +67,53 @@ def round_audit(history: TableHistory, table_id: str, number: int, viewer: Viewe
     }
 
 
-def _the_round(history: TableHistory, table_id: str, number: int) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+Rows = list[tuple[int, TableEvent | None]]
+
+
+class _Rebuilt:
+    """The audit's history, rebuilding each version of the table once: the state before the round, its rules
+    check and its decisions all start from the table just before it. Each caller gets a copy of its own (the
+    rules check runs the round's commands on it), a pickle copy being a fraction of a rebuild's cost."""
+
+    def __init__(self, history: TableHistory) -> None:
+        self._history = history
+        self._tables: dict[int | None, Table | DamagedLog] = {}
+
+    def table(self, table_id: str, version: int | None = None) -> Table:
+        return copy_of(self.shared(table_id, version))
+
+    def shared(self, table_id: str, version: int | None = None) -> Table:
+        """The audit's own copy of the table at ``version``, for reading only."""
+        if version not in self._tables:
+            try:
+                self._tables[version] = self._history.table(table_id, version=version)
+            except DamagedLog as exc:
+                self._tables[version] = exc
+        found = self._tables[version]
+        if isinstance(found, DamagedLog):
+            raise found
+        return found
+
+    def state_at(self, table_id: str, version: int, viewer: Viewer = EVERYTHING, now: Table | None = None) -> dict[str, Any]:
+        return self._history.state_at(table_id, version, viewer, now, table=self.shared(table_id, version))
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._history, name)
+
+
+def _the_round(history: TableHistory, table_id: str, number: int) -> tuple[dict[str, Any], list[dict[str, Any]], Rows]:
     """The round as the table's own log gives it (its bounds, times and summary), with every field where the
-    read model's row says otherwise. Where a break in the log keeps the rounds from being told up to this
-    one, the read model's row says where to look (the log's own check names the break)."""
+    read model's row says otherwise, and the rows read to find it. Where a break in the log keeps the rounds
+    from being told up to this one, the read model's row says where to look (the log's own check names the
+    break)."""
     row = _finished_round(history, table_id, number)
     log = LogRounds(table_id)
     after = log.resume(history, number)
     size = FIRST_PAGE  # doubled at each read: a few rows past the round are read, not a whole page
+    read: Rows = []
     while log.round(number) is None and not log.stopped:
         page = history.stored_rows(table_id, after, None, limit=size)
+        read += page
         for version, e in page:
             log.feed(version, e)
             if log.round(number) is not None:
@@ -87,12 +126,12 @@ def _the_round(history: TableHistory, table_id: str, number: int) -> tuple[dict[
     if truth is None:
         if row is None:
             raise _not_found(history, table_id, number)
-        return row, compare_round(row, None, log.known)
+        return row, compare_round(row, None, log.known), read
     if row is None:
         return truth, [finding(truth["first_version"], f"round {number}: the log finishes it at versions "
                                                        f"{truth['first_version']} to {truth['last_version']}, but "
-                                                       "the read model does not list it", "round", number)]
-    return truth, compare_round(row, truth, log.known)
+                                                       "the read model does not list it", "round", number)], read
+    return truth, compare_round(row, truth, log.known), read
 
 
 def _bound(history: TableHistory, table_id: str) -> list[dict[str, Any]]:
@@ -134,12 +173,16 @@ def _not_found(history: TableHistory, table_id: str, number: int) -> NotFoundInH
     )
 
 
-def _round_log(history: TableHistory, table_id: str, first: int, last: int) -> tuple[LogCheck, list[TableEvent]]:
+def _round_log(history: TableHistory, table_id: str, first: int, last: int, read: Rows) -> tuple[LogCheck, list[TableEvent]]:
     """The round's stored rows checked as a stretch of the log (from the digest of the event before it), and
-    the events among them that can be read."""
+    the events among them that can be read; taken from the rows already ``read`` where they hold every version
+    from the one before the round to its last, else read again."""
+    start = max(first - 1, 1)
+    held = {version: row for version, row in read if start <= version <= last}
+    whole = len(held) == last - start + 1 and all(v in held for v in range(start, last + 1))
     log = LogCheck(first, "")
     if first > 1:  # the event before the round, for the first link of its chain
-        before = history.stored_rows(table_id, first - 2, first - 1)
+        before = [(first - 1, held[first - 1])] if whole else history.stored_rows(table_id, first - 2, first - 1)
         if not before:
             log = LogCheck(first, None)
             log.problems.append(at("chain", first - 1, f"version {first - 1}, just before the round, is missing: "
@@ -150,7 +193,8 @@ def _round_log(history: TableHistory, table_id: str, first: int, last: int) -> t
         else:
             log = LogCheck(first, before[0][1].digest, before[0][1].timestamp)
     events: list[TableEvent] = []
-    for version, e in history.stored_rows(table_id, first - 1, last):
+    rows = [(v, held[v]) for v in range(first, last + 1)] if whole else history.stored_rows(table_id, first - 1, last)
+    for version, e in rows:
         if e is None:
             log.unreadable(version)
         else:
@@ -160,10 +204,10 @@ def _round_log(history: TableHistory, table_id: str, first: int, last: int) -> t
     return log, events
 
 
-def _head(history: TableHistory, table_id: str) -> Table | None:
+def _head(rebuilt: _Rebuilt, table_id: str) -> Table | None:
     """The table at its head (what an auditor may see now), or None where it cannot be rebuilt."""
     try:
-        return history.table(table_id)
+        return rebuilt.shared(table_id)
     except DamagedLog:
         return None
 
