@@ -116,6 +116,17 @@ def pick(state: dict[str, Any], rng: random.Random) -> tuple[str, str, dict[str,
     return expect["command"], expect["player"], random_args(state, expect, rng)
 
 
+def play_service(service: Any, table_id: str, commands: int, rng: random.Random) -> dict[str, Any]:
+    """Random legal commands through the service (fewer where the table expects none); the last state."""
+    state = service.current_state(table_id)
+    for _ in range(commands):
+        if not state["expects"]:
+            break
+        command, player, args = pick(state, rng)
+        state = service.execute(table_id, command, player, args)["state"]
+    return state
+
+
 def key_listing(private: Any, not_after: str | None = None) -> dict[str, Any]:
     """An Ed25519 key as GET /keys lists it (the receipt format): its id and its raw public key, base64url."""
     raw = private.public_key().public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)

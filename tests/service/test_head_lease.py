@@ -14,7 +14,7 @@ from domain.errors import DomainError
 from service import replay
 from service.application import TablesService
 from service.config import load
-from tests.helpers import Seeds, StepClock, pick
+from tests.helpers import Seeds, StepClock, pick, play_service
 
 OPENING = ("chemin-de-fer", ["anna", "boris", "vera"], {"decks": 4})
 
@@ -28,14 +28,6 @@ def service(request, postgres_env):
 
 def cached(service, table_id):
     return service.repository.cache.get(service._uuid(table_id))
-
-
-def play(service, table_id, commands, rng):
-    state = service.current_state(table_id)
-    for _ in range(commands):
-        command, player, args = pick(state, rng)
-        state = service.execute(table_id, command, player, args)["state"]
-    return state
 
 
 def copies(monkeypatch):
@@ -54,10 +46,10 @@ def on_any_store(make_service):
 def test_a_command_on_a_cached_table_is_decided_on_that_table_without_a_copy(on_any_store, monkeypatch):
     service = on_any_store
     table_id = service.open_table(*OPENING)["table_id"]
-    state = play(service, table_id, 3, random.Random(1))
+    state = play_service(service, table_id, 3, random.Random(1))
     before = cached(service, table_id)
     made = copies(monkeypatch)
-    state = play(service, table_id, 5, random.Random(2))
+    state = play_service(service, table_id, 5, random.Random(2))
     assert made == []  # neither the five commands nor play's read of the state copies the table
     assert cached(service, table_id) is before and before.version == state["version"]
     assert service.verify(table_id)["ok"]
@@ -65,7 +57,7 @@ def test_a_command_on_a_cached_table_is_decided_on_that_table_without_a_copy(on_
 
 def test_a_refused_command_leaves_the_cached_table_as_it_was(service):
     table_id = service.open_table(*OPENING)["table_id"]
-    play(service, table_id, 4, random.Random(3))
+    play_service(service, table_id, 4, random.Random(3))
     table = cached(service, table_id)
     before = pickle.dumps(table)
     with pytest.raises(DomainError):
@@ -77,7 +69,7 @@ def test_a_refused_command_leaves_the_cached_table_as_it_was(service):
 
 def test_a_save_that_fails_forgets_the_cached_table_and_nothing_unsaved_is_ever_shown(service, monkeypatch):
     table_id = service.open_table(*OPENING)["table_id"]
-    state = play(service, table_id, 4, random.Random(4))
+    state = play_service(service, table_id, 4, random.Random(4))
     save = service.save
 
     def failing(*aggregates):
@@ -97,10 +89,10 @@ def test_a_save_that_fails_forgets_the_cached_table_and_nothing_unsaved_is_ever_
 
 def test_a_stale_cached_table_is_forgotten_and_the_command_decided_again_on_the_log(service, postgres_env):
     table_id = service.open_table(*OPENING)["table_id"]
-    state = play(service, table_id, 4, random.Random(6))
+    state = play_service(service, table_id, 4, random.Random(6))
     other = TablesService(load(postgres_env), clock=StepClock(), new_seed=Seeds(9), group_commit=False)
     try:
-        moved = play(other, table_id, 3, random.Random(7))  # another process moves the table on
+        moved = play_service(other, table_id, 3, random.Random(7))  # another process moves the table on
     finally:
         other.close()
     stale = cached(service, table_id)
@@ -116,7 +108,7 @@ def test_a_stale_cached_table_is_forgotten_and_the_command_decided_again_on_the_
 
 def test_an_integrity_error_on_the_cached_table_is_decided_again_and_saved_once(service, monkeypatch):
     table_id = service.open_table(*OPENING)["table_id"]
-    state = play(service, table_id, 4, random.Random(10))
+    state = play_service(service, table_id, 4, random.Random(10))
     save, calls = service.save, []
 
     def first_refused(*aggregates):
@@ -138,7 +130,7 @@ def test_readers_of_a_table_see_only_the_states_its_commands_answered_with(servi
     """A reader copies the table under the lock a command holds while it decides on the cached table: any state
     read is one a command ended on, never a command's events half applied."""
     table_id = service.open_table(*OPENING)["table_id"]
-    state = play(service, table_id, 2, random.Random(12))
+    state = play_service(service, table_id, 2, random.Random(12))
     heads = {state["version"]}
     seen: list[int] = []
     done = threading.Event()

@@ -13,7 +13,7 @@ from eventsourcing.persistence import IntegrityError
 from service.application import TablesService
 from service.config import load
 from service.onetrip import OneTripRecorder
-from tests.helpers import Seeds, StepClock, pick, postgres_location
+from tests.helpers import Seeds, StepClock, pick, play_service, postgres_location
 
 OPENING = ("chemin-de-fer", ["anna", "boris", "vera"], {"decks": 4})
 
@@ -32,14 +32,6 @@ def make(postgres_env):
         service.close()
 
 
-def play(service, table_id, commands, rng):
-    state = service.current_state(table_id)
-    for _ in range(commands):
-        command, player, args = pick(state, rng)
-        state = service.execute(table_id, command, player, args)["state"]
-    return state
-
-
 def test_postgres_saves_go_through_the_one_statement_recorder(make):
     service = make()
     assert isinstance(service.recorder, OneTripRecorder) and not service.recorder.function_missing
@@ -50,7 +42,7 @@ def test_a_table_played_in_one_trip_saves_reads_back_as_the_librarys_recorder_re
 
     service = make()
     table_id = service.open_table(*OPENING)["table_id"]
-    state = play(service, table_id, 30, random.Random(3))
+    state = play_service(service, table_id, 30, random.Random(3))
     library = make(APPLICATION_RECORDER_TOPIC="eventsourcing.postgres:PostgresApplicationRecorder")
     assert not isinstance(library.recorder, OneTripRecorder)
     assert library.current_state(table_id) == state
@@ -82,7 +74,7 @@ def test_a_store_without_the_function_is_written_the_librarys_way(make, postgres
     with psycopg.connect(**postgres_location(postgres_env), autocommit=True) as conn:
         conn.execute(f"DROP FUNCTION {postgres_env['POSTGRES_SCHEMA']}.{service.recorder.save_function}")
     older = make(CREATE_TABLE="n")
-    state = play(older, table_id, 5, random.Random(5))
+    state = play_service(older, table_id, 5, random.Random(5))
     assert older.recorder.function_missing
     assert state["version"] == len(older.recorder.select_events(older._uuid(table_id)))
 
@@ -101,7 +93,7 @@ def test_a_command_on_a_table_this_process_holds_at_its_head_reads_nothing_befor
 
     service = make()
     table_id = service.open_table(*OPENING)["table_id"]
-    state = play(service, table_id, 3, random.Random(2))
+    state = play_service(service, table_id, 3, random.Random(2))
     reads = []
     select = service.recorder.select_events
     service.recorder.select_events = lambda *a, **k: reads.append(a) or select(*a, **k)
@@ -115,8 +107,8 @@ def test_a_command_on_a_table_another_process_moved_on_is_decided_on_the_log_not
 
     first, second = make(), make()
     table_id = first.open_table(*OPENING)["table_id"]
-    play(first, table_id, 3, random.Random(2))  # first holds the table in its cache
-    moved = play(second, table_id, 4, random.Random(8))  # second moves it on: first's copy is stale
+    play_service(first, table_id, 3, random.Random(2))  # first holds the table in its cache
+    moved = play_service(second, table_id, 4, random.Random(8))  # second moves it on: first's copy is stale
     command, player, args = pick(moved, random.Random(9))
     # If-Match the version only the log knows: not refused as a mismatch on the stale copy
     result = first.execute(table_id, command, player, args, expected_version=moved["version"])

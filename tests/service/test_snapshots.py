@@ -8,7 +8,7 @@ import random
 
 import pytest
 
-from tests.helpers import pick
+from tests.helpers import play_service
 
 GAMES = {  # players, rules, roles
     "chemin-de-fer": (["anna", "boris", "vera"], {"decks": 2}, {}),
@@ -18,14 +18,7 @@ GAMES = {  # players, rules, roles
 
 
 def play(service, table_id, commands, seed):
-    rng = random.Random(seed)
-    state = service.current_state(table_id)
-    for _ in range(commands):
-        if not state["expects"]:
-            break
-        command, player, args = pick(state, rng)
-        state = service.execute(table_id, command, player, args)["state"]
-    return state
+    return play_service(service, table_id, commands, random.Random(seed))
 
 
 def replayed(service, table_id, version):
