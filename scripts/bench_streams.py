@@ -77,7 +77,8 @@ class Stream:
 def open_stream(port: int, table: str) -> Stream | None:
     """A stream of the table's events after version 1, or None when the worker that took it was full (503)."""
     sock = socket.create_connection(("127.0.0.1", port), timeout=30)
-    sock.sendall(f"GET /tables/{table}/events HTTP/1.1\r\nHost: bench\r\nAccept: text/event-stream\r\n"
+    # The host as the client connected to it: without tokens the service answers only loopback Hosts (421).
+    sock.sendall(f"GET /tables/{table}/events HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nAccept: text/event-stream\r\n"
                  "Last-Event-ID: 1\r\n\r\n".encode())
     head = b""
     while b"\r\n\r\n" not in head:

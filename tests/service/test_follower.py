@@ -178,8 +178,9 @@ def test_the_default_pool_serves_every_thread_of_a_worker_and_its_follower_at_on
 
 
 def test_on_postgresql_a_burst_of_commands_wakes_each_listening_process_once_not_once_a_command(postgres_env):
-    """Every save notifies every listening process: the listening thread takes the notifications that came
-    while it paused in one go, instead of waking for each."""
+    """Every save notifies every listening process: once it has told the follower, the listening thread waits
+    until the follower takes it, then takes the notifications that came in between in one go, instead of
+    waking for each."""
     service = TablesService(load(postgres_env), group_commit=False)
     wakes: list[float] = []
     try:

@@ -39,3 +39,31 @@ def test_medians_are_taken_per_figure_over_the_rounds_that_measured_it(bench):
                            "refused": 0.0}]}
     assert bench.medians(runs)["0 streams"] == {"rate": 20.0, "p50": 2.0, "p95": 3.0, "delivery p50": None,
                                                 "delivery p95": None, "refused": 0.0}
+
+
+def test_a_stream_is_asked_for_under_a_host_the_service_answers_without_tokens(bench):
+    """Without tokens the service answers only requests naming a loopback Host (api/loopback.py, a 421 else)."""
+    import threading
+
+    from api.loopback import host_name
+    from api.server import is_loopback
+
+    heard: list[bytes] = []
+    with socket.create_server(("127.0.0.1", 0)) as server:
+        port = server.getsockname()[1]
+
+        def answer() -> None:
+            conn, _ = server.accept()
+            with conn:
+                request = b""
+                while b"\r\n\r\n" not in request:
+                    request += conn.recv(4096)
+                heard.append(request)
+                conn.sendall(b"HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\n\r\n")
+
+        thread = threading.Thread(target=answer)
+        thread.start()
+        assert bench.open_stream(port, "t") is None  # a full worker: the benchmark connects again elsewhere
+        thread.join()
+    host = next(line for line in heard[0].decode().split("\r\n") if line.startswith("Host: "))[len("Host: "):]
+    assert host == f"127.0.0.1:{port}" and is_loopback(host_name(host))
