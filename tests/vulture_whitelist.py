@@ -32,10 +32,9 @@ __getattr__
 
 # eventsourcing: an event's apply() is called by its mutate(); the Application reads snapshotting_intervals
 # and calls _take_snapshots() and _notify() after each save; the repository reads its event_store; a
-# subscription reads _notifications_index in __next__; a PostgreSQL subscription runs _listen() in its thread.
+# subscription reads _notifications_index in __next__.
 _.apply
 _._take_snapshots
-_._listen
 _._notify
 _.snapshotting_intervals
 _.event_store

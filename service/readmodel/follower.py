@@ -35,7 +35,6 @@ from typing import TYPE_CHECKING, Any
 from eventsourcing.persistence import ApplicationRecorder, ListenNotifySubscription, Notification
 from eventsourcing.popo import POPOApplicationRecorder, POPOSubscription
 from eventsourcing.postgres import PostgresApplicationRecorder, PostgresSubscription
-from psycopg.sql import SQL, Identifier
 
 from service.readmodel.lease import Lease
 
@@ -48,9 +47,6 @@ RETRY = 1.0  # seconds before a follower that failed (the database down) subscri
 # Seconds a subscription told of new events waits for more before it reads them, unless a query waits: a
 # longer wait costs the commands less (fewer, larger batches) and leaves the read model further behind.
 GATHER = 0.25
-# PostgreSQL: how often the listening thread looks whether the follower has taken the notification it was told
-# of (it listens again then): a little added to a read's wait, against a wake for every command.
-TAKEN_POLL = 0.01
 
 log = logging.getLogger("zametano.read_model")
 
@@ -89,38 +85,7 @@ class _InLists(ListenNotifySubscription[Any]):
 
 
 class _PostgresFollowing(_InLists, PostgresSubscription):
-    """Every save notifies every listening process, one NOTIFY a command. The library's listening thread wakes
-    at each of them; this one, once it has told the follower of one, listens again only when the follower
-    has taken it (it is about to read the log, which holds whatever was notified meanwhile), and then takes
-    the notifications that came in between in one go: one wake a read, not one a command in every process."""
-
-    def __init__(self, recorder: ApplicationRecorder, gt: int | None = None, topics: Sequence[str] = ()) -> None:
-        self._quiet = Event()  # set when stopping; before the listening thread starts
-        super().__init__(recorder, gt, topics)
-
-    def _listen(self) -> None:
-        try:
-            with self._recorder.datastore.get_connection() as conn:
-                conn.execute(SQL("LISTEN {0}").format(Identifier(self._recorder.channel_name)))
-                while not self._has_been_stopped and not self._thread_error:
-                    told = False
-                    # At most 0.1 s a wait, so that stopping is seen (as the library's own loop does).
-                    for _ in conn.notifies(timeout=0.1, stop_after=1):
-                        told = True
-                    if told:
-                        self._has_been_notified.set()
-                        # The follower clears it just before it reads: what is notified before then is in
-                        # that read, what comes after is heard once this thread listens again.
-                        while self._has_been_notified.is_set() and not self._quiet.wait(TAKEN_POLL):
-                            pass
-        except BaseException as exc:  # noqa: BLE001 - handed to the subscription, which raises it to the follower
-            if self._thread_error is None:
-                self._thread_error = exc
-            self.stop()
-
-    def stop(self) -> None:
-        super().stop()
-        self._quiet.set()
+    pass
 
 
 class _MemoryFollowing(_InLists, POPOSubscription):

@@ -175,27 +175,3 @@ def test_the_default_pool_serves_every_thread_of_a_worker_and_its_follower_at_on
         assert all(service.current_state(t)["version"] >= 6 for t in tables)
     finally:
         service.close()
-
-
-def test_on_postgresql_a_burst_of_commands_wakes_each_listening_process_once_not_once_a_command(postgres_env):
-    """Every save notifies every listening process: once it has told the follower, the listening thread waits
-    until the follower takes it, then takes the notifications that came in between in one go, instead of
-    waking for each."""
-    service = TablesService(load(postgres_env), group_commit=False)
-    wakes: list[float] = []
-    try:
-        with follower_module.subscribe(service.recorder, 0) as subscription:
-            told = subscription._has_been_notified.set
-            subscription._has_been_notified.set = lambda: wakes.append(time.monotonic()) or told()
-            time.sleep(0.3)  # listening
-            table_id = service.open_table("chemin-de-fer", PLAYERS, {})["table_id"]
-            rng = random.Random(5)
-            began = time.monotonic()
-            for _ in range(40):
-                service.execute(table_id, *pick(service.current_state(table_id), rng))
-            time.sleep(3 * follower_module.GATHER)  # the last pause ends
-            subscription.stop()
-    finally:
-        service.close()
-    # a few wakes, where the library's thread woke for each of the 41 saves (fewer only when two came at once)
-    assert 1 <= len(wakes) <= 10, wakes
