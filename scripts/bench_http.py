@@ -792,9 +792,8 @@ class Run:
     pgbench: dict[str, str] | None = None
     backends: Backends | None = None
     servers: Servers | None = None
-    read_table: ReadTable | None = None
+    read_tables: dict[str, ReadTable] = field(default_factory=dict)  # by server: each revision has its own store
     against: Against | None = None
-    read_table_against: ReadTable | None = None
     results: dict[str, list[Measure | None]] = field(default_factory=dict)
 
     @property
@@ -871,16 +870,11 @@ class Run:
         if config.kind == "echo":
             return measure_echo(served, seconds, self.warmup * 4)
         if config.kind == "reads":
-            twin = config.name.endswith("@")
-            table = self.read_table_against if twin else self.read_table
+            table = self.read_tables.get(config.server)
             if table is None:
                 events = 120 if self.args.quick else READ_TABLE_EVENTS
                 progress(f"read table: playing {events} events")
-                table = build_read_table(served, events, self.args.seed)
-                if twin:
-                    self.read_table_against = table
-                else:
-                    self.read_table = table
+                table = self.read_tables[config.server] = build_read_table(served, events, self.args.seed)
             return measure_reads(served, table, seconds, seed)
         return measure_http(served, config.clients, seconds, seed, self.backends, self.servers.appname, self.warmup)
 

@@ -40,9 +40,9 @@ def rebuild(app: TablesService, table_id: str, version: int | None = None) -> Ta
     ahead of the log) is a DamagedLog, never a table silently built from part of its history. At the head,
     a copy of the cached table, which the caller may keep (``borrowed`` lends the table itself instead)."""
     if version is None and app.repository.cache is not None:
-        # The copy of a cached table is ours to make (see _private_copy), not the repository's deepcopy.
+        # The copy of a cached table is ours to make (see copy_of), not the repository's deepcopy.
         with borrowed(app, table_id) as table:
-            return _private_copy(table)  # type: ignore[no-any-return]
+            return copy_of(table)
     return _read(app, table_id, table_uuid(table_id), version)
 
 
@@ -59,8 +59,13 @@ def borrowed(app: TablesService, table_id: str) -> Iterator[Table]:
     # The library fast-forwards the cached table in place and copies it after releasing its own lock: with
     # several request threads a copy could catch another thread's fast-forward half done. Getting and
     # using the table under one lock per table (in this process) rules that out.
-    with app.head_locks.setdefault(uuid, threading.Lock()):
+    with _head_lock(app, uuid):
         yield _read(app, table_id, uuid, None)
+
+
+def _head_lock(app: TablesService, uuid: UUID) -> threading.Lock:
+    """The lock of a table's cached head in this process, one a table (setdefault is atomic)."""
+    return app.head_locks.setdefault(uuid, threading.Lock())
 
 
 def _read(app: TablesService, table_id: str, uuid: UUID, version: int | None) -> Table:
@@ -107,7 +112,7 @@ class HeadLease:
             return
         uuid = table_uuid(table_id)
         unread = getattr(app.recorder, "checks_predecessors", False)
-        lock = app.head_locks.setdefault(uuid, threading.Lock())
+        lock = _head_lock(app, uuid)
         lock.acquire()
         try:
             table = app.repository.cache.get(uuid) if unread else _read(app, table_id, uuid, None)
@@ -171,7 +176,7 @@ def remember(app: TablesService, table: Table) -> None:
     holds a later version. The caller must not change the table afterwards."""
     if app.repository.cache is None:
         return
-    with app.head_locks.setdefault(table.id, threading.Lock()):
+    with _head_lock(app, table.id):
         try:
             cached = app.repository.cache.get(table.id)
         except KeyError:
@@ -261,16 +266,11 @@ class _NotFromHead(Exception):
 
 
 def copy_of(table: Table) -> Table:
-    """A copy of a table that the caller may change (see _private_copy)."""
-    return _private_copy(table)  # type: ignore[no-any-return]
-
-
-def _private_copy(table: Any) -> Any:
-    """A copy of a cached table that a command may change, refused or not, without touching the cache. A
-    pickle round trip copies a table in half the time deepcopy takes, and keeps what deepcopy keeps (shared
-    references stay shared); deepcopy remains for whatever pickle cannot write."""
+    """A copy of a table that the caller may keep and change without touching the original (the cached table,
+    an audit's rebuild). A pickle round trip copies a table in half the time deepcopy takes, and keeps what
+    deepcopy keeps (shared references stay shared); deepcopy remains for whatever pickle cannot write."""
     try:
-        return pickle.loads(pickle.dumps(table, pickle.HIGHEST_PROTOCOL))
+        return pickle.loads(pickle.dumps(table, pickle.HIGHEST_PROTOCOL))  # type: ignore[no-any-return]
     except (pickle.PicklingError, TypeError, AttributeError):
         return copy.deepcopy(table)
 

@@ -108,7 +108,7 @@ class Indexer:
         position = self.position()
         follower = self.follower
         following = follower is not None and follower.running
-        indexing = follower is not None and follower.running and follower.indexing
+        indexing = following and follower.indexing
         return {"position": position, "head": head, "lag": max(0, head - position), "following": following,
                 "indexing": indexing}
 

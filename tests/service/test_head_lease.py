@@ -32,8 +32,8 @@ def cached(service, table_id):
 
 def copies(monkeypatch):
     made = []
-    copy = replay._private_copy
-    monkeypatch.setattr(replay, "_private_copy", lambda table: made.append(table.version) or copy(table))
+    copy = replay.copy_of
+    monkeypatch.setattr(replay, "copy_of", lambda table: made.append(table.version) or copy(table))
     return made
 
 
