@@ -33,7 +33,7 @@ ROUNDS_ARE = " ".join(f"{game.title}: {game.rounds.doc}" for game in GAMES.value
 @blp.route("/tables/<table_id>/rounds")
 class Rounds(MethodView):
     @blp.doc(description=ROUNDS_ARE)
-    @blp.arguments(RoundsQueryArgs, location="query")
+    @blp.arguments(RoundsQueryArgs(), location="query")
     @blp.response(200, RoundsPageSchema)
     @answers(404, 409, 422, 503)
     def get(self, args: dict[str, Any], table_id: str) -> Any:
@@ -75,7 +75,7 @@ class Verify(MethodView):
 
 @blp.route("/tables/<table_id>/decisions")
 class Decisions(MethodView):
-    @blp.arguments(DecisionsQueryArgs, location="query")
+    @blp.arguments(DecisionsQueryArgs(), location="query")
     @blp.response(200, DecisionsPageSchema)
     @answers(404, 409, 422, 503)
     def get(self, args: dict[str, Any], table_id: str) -> Any:

@@ -25,6 +25,7 @@ import time
 import uuid
 from concurrent import futures
 from http import HTTPStatus
+from collections.abc import Callable
 from typing import Any
 
 import orjson
@@ -181,6 +182,16 @@ def deadlined(app: Any) -> Any:
             DEADLINES.finish(sock)
 
     return wsgi
+
+
+def after_response(response: Any, work: Callable[[], None]) -> None:
+    """Does ``work`` once the answer has left: under gunicorn after its last byte is written (the server closes
+    what it was answered, PEP 3333), so that no client waits for a request's log line or its metrics; elsewhere
+    (the test client, which never closes what it is answered) at once. ``work`` runs outside the request."""
+    if request.environ.get("gunicorn.socket") is None:
+        work()
+    else:
+        response.call_on_close(work)
 
 
 def _int(text: str) -> int | None:

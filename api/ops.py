@@ -20,7 +20,7 @@ from prometheus_client import REGISTRY, CollectorRegistry, Counter, Histogram, d
 from prometheus_client.exposition import CONTENT_TYPE_PLAIN_0_0_4
 from prometheus_client.multiprocess import MultiProcessCollector
 
-from api import logs
+from api import edge, logs
 from api.errors import unavailable
 from api.policy import checked_body
 from service import metrics
@@ -118,11 +118,19 @@ def measure_lag() -> None:
 def register(app: Flask) -> None:
     @app.after_request
     def count(response: Any) -> Any:
-        HTTP_REQUESTS.labels(logs.method(), logs.route(), str(response.status_code)).inc()
-        if request.endpoint == "tables.Commands":
-            body = checked_body()  # None when the body was refused, or never read (no valid token)
-            command = metrics.command_label(body.get("command") if isinstance(body, dict) else None)
-            COMMAND_SECONDS.labels(command, outcome(response.status_code)).observe(logs.elapsed())
+        answered = HTTP_REQUESTS.labels(logs.method(), logs.route(), str(response.status_code))
+        if request.endpoint != "tables.Commands":
+            edge.after_response(response, answered.inc)
+            return response
+        body = checked_body()  # None when the body was refused, or never read (no valid token)
+        command = metrics.command_label(body.get("command") if isinstance(body, dict) else None)
+        timed, seconds = COMMAND_SECONDS.labels(command, outcome(response.status_code)), logs.elapsed()
+
+        def counted() -> None:
+            answered.inc()
+            timed.observe(seconds)
+
+        edge.after_response(response, counted)
         return response
 
 

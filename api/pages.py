@@ -80,6 +80,9 @@ def games() -> Response:
 
 def accepts_gzip() -> bool:
     """Whether the request's Accept-Encoding takes gzip (a q of 0 refuses it, RFC 9110 12.5.3)."""
+    given = request.environ.get("HTTP_ACCEPT_ENCODING", "")
+    if "gzip" not in given and "*" not in given:
+        return False  # most API clients send none: its parsing is not worth a command's time
     return request.accept_encodings["gzip"] > 0 or (
         "gzip" not in request.accept_encodings and request.accept_encodings["*"] > 0)
 
@@ -118,9 +121,13 @@ FILES = _FileCache()
 
 def compress(response: Response) -> Response:
     """Gzips the answer when the client takes gzip and it is worth it (see the module's docstring)."""
-    if response.mimetype in COMPRESSIBLE and (response.direct_passthrough or not response.is_streamed):
-        response.vary.add("Accept-Encoding")
-    if request.method == "HEAD" or not compressible(response) or not accepts_gzip():
+    textual = response.mimetype in COMPRESSIBLE
+    if textual and (response.direct_passthrough or not response.is_streamed):
+        if "Vary" in response.headers:
+            response.vary.add("Accept-Encoding")
+        else:
+            response.headers["Vary"] = "Accept-Encoding"  # as vary.add writes it, without parsing an empty set
+    if not textual or request.method == "HEAD" or not accepts_gzip() or not compressible(response):
         return response
     is_file = response.direct_passthrough
     if is_file:

@@ -49,7 +49,7 @@ class PlayerTokenSchema(Schema):
 
 @blp.route("/players/<player>/tokens")
 class PlayerTokens(MethodView):
-    @blp.arguments(MintTokenArgs)
+    @blp.arguments(MintTokenArgs())
     @blp.response(201, PlayerTokenSchema)
     @answers(400, 403, 413, 415, 422)
     def post(self, args: dict[str, Any], player: str) -> Any:
@@ -100,7 +100,7 @@ class PlayerRoundsPageSchema(Schema):
 
 @blp.route("/players/<player>/rounds")
 class PlayerRounds(MethodView):
-    @blp.arguments(RoundsQueryArgs, location="query")  # a page of rounds, as a table's are paged
+    @blp.arguments(RoundsQueryArgs(), location="query")  # a page of rounds, as a table's are paged
     @blp.response(200, PlayerRoundsPageSchema)
     @answers(403, 422, 503)
     def get(self, args: dict[str, Any], player: str) -> Any:

@@ -113,6 +113,7 @@ def check_free(binds: Iterable[str]) -> None:
                 raise ConfigError(f"Cannot listen on {bind}: {exc.strerror or exc}") from None
 
 
+@functools.lru_cache(maxsize=64)  # the few peers and Host values a server sees; bounded against those a client makes up
 def is_loopback(host: str) -> bool:
     """``host`` (a name or an address, IPv6 with or without its brackets) is this machine's loopback."""
     if host.lower() == "localhost":

@@ -41,7 +41,7 @@ def service() -> Any:
 
 @blp.route("/tables")
 class Tables(MethodView):
-    @blp.arguments(ListTablesArgs, location="query")
+    @blp.arguments(ListTablesArgs(), location="query")
     @blp.response(200, TablesPageSchema)
     @answers(422, 503)
     def get(self, args: dict[str, Any]) -> Any:
@@ -52,7 +52,7 @@ class Tables(MethodView):
         """
         return http.cursor_page(service().list_tables(args.get("game"), http.after(args.get("cursor")), args["limit"]))
 
-    @blp.arguments(OpenTableArgs)
+    @blp.arguments(OpenTableArgs())
     @blp.response(201, OpenedTableSchema, headers={**STATE_HEADERS, "Location": "Location"})
     @answers(400, 403, 413, 415, 422, 503)
     def post(self, args: dict[str, Any]) -> Any:
@@ -93,7 +93,7 @@ class TableView(MethodView):
 @blp.route("/tables/<table_id>/state")
 class HistoricState(MethodView):
     @http.conditional
-    @blp.arguments(StateQueryArgs, location="query")
+    @blp.arguments(StateQueryArgs(), location="query")
     @blp.response(200, TableStateSchema, headers=STATE_HEADERS)
     @answers(304, 400, 404, 409, 412, 422, 503, reads=("If-None-Match", "If-Match"))
     def get(self, args: dict[str, Any], table_id: str) -> Any:
@@ -108,7 +108,7 @@ class HistoricState(MethodView):
 
 @blp.route("/tables/<table_id>/commands")
 class Commands(MethodView):
-    @blp.arguments(CommandArgs)
+    @blp.arguments(CommandArgs())
     @blp.response(200, as_given(CommandResultSchema()), headers=STATE_HEADERS)
     @answers(400, 403, 404, 409, 413, 415, 422, 503, reads=("If-Match", "Idempotency-Key"))
     def post(self, args: dict[str, Any], table_id: str) -> Any:
@@ -148,7 +148,7 @@ EVENTS = ("A page of the log; with `Accept: application/x-ndjson`, the whole log
 
 @blp.route("/tables/<table_id>/events")
 class Events(MethodView):
-    @blp.arguments(EventsQueryArgs, location="query")
+    @blp.arguments(EventsQueryArgs(), location="query")
     @blp.response(200, EventsPageSchema, description=EVENTS)
     @blp.alt_response(200, content_type=NDJSON, description=EVENTS, schema={
         "type": "string", "description": "JSON lines: one Event (as in EventsPage) a line, in version order."})

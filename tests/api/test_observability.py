@@ -10,8 +10,11 @@ import re
 import sqlite3
 import sys
 import uuid
+from datetime import datetime, timezone
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from prometheus_client import REGISTRY
 
 from api import logs
@@ -253,6 +256,25 @@ def test_each_request_gets_one_line_with_method_route_status_duration_request_id
     assert "anna" not in json.dumps(line)  # nothing of the body
 
 
+def test_under_a_server_a_requests_line_and_its_counts_wait_until_its_answer_has_left(client, capsys):
+    # gunicorn closes what it was answered once its last byte is written (PEP 3333): the line and the metrics
+    # are written then, so that no client waits for them. The test client never closes unless told to.
+    table_id = open_table(client)
+    capsys.readouterr()
+    answered = sample("zametano_command_duration_seconds_count", command="draw_seats", outcome="ok")
+    r = client.post(f"/tables/{table_id}/commands", json={"command": "draw_seats", "player": "anna"},
+                    headers={"X-Request-Id": "req-sent"}, environ_base={"gunicorn.socket": object()})
+    assert r.status_code == 200
+    assert not [line for line in log_lines(capsys) if line.get("request_id") == "req-sent"]
+    assert sample("zametano_command_duration_seconds_count", command="draw_seats", outcome="ok") == answered
+    r.close()
+    lines = [line for line in log_lines(capsys) if line.get("request_id") == "req-sent"]
+    assert [(line["route"], line["status"], line["table_id"]) for line in lines] == [
+        ("/tables/{table_id}/commands", 200, table_id)]
+    assert lines[0]["role"] == "open" and lines[0]["duration_ms"] >= 0
+    assert sample("zametano_command_duration_seconds_count", command="draw_seats", outcome="ok") == answered + 1
+
+
 def test_refusals_and_conflicts_each_get_a_line_with_code_and_message(client, capsys):
     table_id = open_table(client)
     path = f"/tables/{table_id}/commands"
@@ -296,6 +318,14 @@ def test_no_client_text_can_start_a_line_of_its_own(make_client, capsys, log_for
     else:
         assert all(re.match(r"\d{4}-\d\d-\d\dT[\d:.]+Z (INFO|WARNING) \[\d+\] zametano\.http ", line) for line in lines)
         assert "\\n{" in err
+
+
+@given(st.floats(min_value=0, max_value=4_102_444_800, allow_nan=False))  # up to 2100
+def test_a_lines_time_is_the_utc_millisecond_datetime_writes(created):
+    record = logging.LogRecord("zametano.http", logging.INFO, __file__, 0, "line", (), None)
+    record.created = created
+    moment = datetime.fromtimestamp(created, timezone.utc).isoformat(timespec="milliseconds")
+    assert logs._timestamp(record) == moment.replace("+00:00", "Z")
 
 
 def test_text_on_a_terminal_json_lines_otherwise_unless_the_setting_says(monkeypatch):
