@@ -71,8 +71,9 @@ def readyz():  # type: ignore[no-untyped-def]
 
     `read_model` says how far the read model (listings, rounds, audits) is behind the event log: `lag` in
     events, `position` and `head` the last notification indexed and recorded, `following` whether this
-    process's background follower is subscribed, `indexing` whether it is the one process that indexes (it
-    holds the indexing lease; the others' followers only feed their live streams). A lag does not make the server unready: a query that needs
+    process's background follower runs (reading the log, or waiting with nothing to read it for), `indexing`
+    whether it is the one process that indexes (it holds the indexing lease; the others' followers read the log
+    only for their open live streams). A lag does not make the server unready: a query that needs
     the read model waits for it or brings it up to date itself. `at_rest` says whether the stored events are
     encrypted (`encrypted`) and under which `key` (`cipher key file`, `CIPHER_KEY`, or null: a store made
     before encryption by default, kept in clear, or one in memory).

@@ -411,10 +411,13 @@ class ReadModelStatusSchema(Schema):
     position = fields.Integer(metadata={"description": "The last notification of the event log indexed."})
     head = fields.Integer(metadata={"description": "The last notification recorded."})
     lag = fields.Integer(metadata={"description": "Events recorded but not yet indexed."})
-    following = fields.Boolean(metadata={"description": "Whether this process's follower is subscribed."})
+    following = fields.Boolean(metadata={
+        "description": "Whether this process's follower runs: reading the log, or waiting with nothing to read it "
+                       "for (false while it waits to start again after a failure)."})
     indexing = fields.Boolean(metadata={
         "description": "Whether this process's follower indexes the read model: one process at a time does (it "
-                       "holds the indexing lease); the others' followers only feed their live streams."})
+                       "holds the indexing lease); the others' followers read the log only for their open live "
+                       "streams."})
 
 
 class AtRestSchema(Schema):

@@ -9,15 +9,16 @@ subscription woken every POLL seconds. Once told of new events the subscription 
 GATHER seconds, unless a query is waiting, and reads it in one go. So a burst of commands costs the read model
 a few reads and writes, not one of each per command.
 
-Every server process runs one, and every one tells its process's live streams of each list it reads, but only
-one at a time indexes: the one whose process holds the indexing lease (service/readmodel/lease.py) hands its
-lists to the Indexer, which writes command-complete batches with the read model's position
-(service/readmodel/indexer.py). The others try for the lease at each list they read, which costs one round
-trip, and take over when its holder stops or loses its connection: they first index the log from the read
-model's position, which covers what they read while another held the lease. Their queries do not wait for
-them but index what they need themselves. Where two index the same events all the same (a query, a process
-that could not reach the lease), the position, which only one of them can move, settles it and nothing is
-counted twice.
+Every server process runs one, but only one at a time indexes: the one whose process holds the indexing lease
+(service/readmodel/lease.py) hands its lists to the Indexer, which writes command-complete batches with the
+read model's position (service/readmodel/indexer.py). The others read the log only while their process has a
+live stream open, to tell it of each list they read; with none open they read nothing and only try for the
+lease every IDLE_RETRY seconds (a stream that opens wakes them at once). They try for the lease at each list
+they read too, which costs one round trip, and take over when its holder stops or loses its connection: they
+first index the log from the read model's position, which covers what was recorded while another held the
+lease. Their queries do not wait for them but index what they need themselves. Where two index the same
+events all the same (a query, a process that could not reach the lease), the position, which only one of them
+can move, settles it and nothing is counted twice.
 
 eventsourcing's ProjectionRunner is not used: it builds an application of its own from the environment,
 projects one event per transaction and stops for good at its first error, where the read model writes
@@ -47,6 +48,9 @@ RETRY = 1.0  # seconds before a follower that failed (the database down) subscri
 # Seconds a subscription told of new events waits for more before it reads them, unless a query waits: a
 # longer wait costs the commands less (fewer, larger batches) and leaves the read model further behind.
 GATHER = 0.25
+# Seconds between two tries for the lease of a follower with nothing to read (it does not index, and its
+# process has no live stream open): how long the read model may wait for a new indexer when its holder stops.
+IDLE_RETRY = 1.0
 
 log = logging.getLogger("zametano.read_model")
 
@@ -126,9 +130,9 @@ def subscribe(recorder: ApplicationRecorder, gt: int) -> _InLists:
 
 
 class Follower:
-    """The thread that keeps the read model up to date. ``running`` is true while it is subscribed (false
-    while it waits to subscribe again after a failure) and ``indexing`` while it also holds the lease, so
-    that queries know whether to wait for it."""
+    """The thread that keeps the read model up to date. ``running`` is true while it works (subscribed, or
+    waiting with nothing to read), false while it waits to start again after a failure; ``indexing`` while it
+    also holds the lease, so that queries know whether to wait for it."""
 
     def __init__(self, indexer: Indexer, recorder: ApplicationRecorder, publisher: Publisher | None = None,
                  lease: Lease | None = None) -> None:
@@ -141,6 +145,9 @@ class Follower:
         self.indexing = False
         self._warned = False  # of the current failure: one warning, not one a second while the database is away
         self._stopping = Event()
+        self._wake = Event()  # a live stream opened in this process, or the follower stops
+        if publisher is not None:
+            publisher.on_first_stream(self._wake.set)
         self._subscription: _InLists | None = None
         # A daemon: a server process that exits without closing its service is not held up by it.
         self._thread = Thread(target=self._run, name="zametano-read-model", daemon=True)
@@ -151,6 +158,7 @@ class Follower:
     def stop(self) -> None:
         """Stops the thread and its subscription and waits for them (their connections are back in the pool)."""
         self._stopping.set()
+        self._wake.set()
         subscription = self._subscription
         if subscription is not None:
             subscription.stop()
@@ -164,16 +172,35 @@ class Follower:
             subscription.hurry()
 
     def _run(self) -> None:
-        while not self._stopping.is_set():
-            try:
-                self._follow()
-            except Exception as exc:  # noqa: BLE001 - whatever stopped it, it starts again
-                if not self._warned:
-                    log.warning("the read model's follower stopped (%s: %s); it starts again every %g s until it "
-                                "can", type(exc).__name__, exc, RETRY)
-                self._warned = True
-            self.running = False
-            self._stopping.wait(RETRY)
+        try:
+            while not self._stopping.is_set():
+                try:
+                    if self._wanted():
+                        self._follow()
+                    else:
+                        self.running = True  # up, with nothing to read: woken by a stream, or tries again
+                        self._wake.wait(IDLE_RETRY)
+                        self._wake.clear()
+                    continue
+                except Exception as exc:  # noqa: BLE001 - whatever stopped it, it starts again
+                    if not self._warned:
+                        log.warning("the read model's follower stopped (%s: %s); it starts again every %g s until "
+                                    "it can", type(exc).__name__, exc, RETRY)
+                    self._warned = True
+                self.running = False
+                self._stopping.wait(RETRY)
+        finally:
+            self.running = self.indexing = False
+            self.lease.release()
+
+    def _wanted(self) -> bool:
+        """Whether there is anything to read the log for: this process holds the lease (tried for now), or a live
+        stream of its waits to hear of the log."""
+        self.indexing = self.lease.hold()
+        return self.indexing or self._streams_open()
+
+    def _streams_open(self) -> bool:
+        return self.publisher is not None and self.publisher.wanted()
 
     def _publish(self, notes: list[Notification]) -> None:
         if self.publisher is None:
@@ -190,8 +217,8 @@ class Follower:
             try:
                 if self._stopping.is_set():  # stop() came before the subscription could be stopped
                     return
-                # Taken now, the lease needs no catching up: the subscription reads everything after gt.
-                self.indexing = self.lease.hold()
+                # Taken before gt was read (_wanted), the lease needs no catching up: the subscription reads
+                # everything after gt.
                 self.running = True
                 if self.publisher is not None:
                     self.publisher.subscribed(gt)
@@ -203,13 +230,16 @@ class Follower:
                     # whoever indexes next reads on from the read model's position.
                     held = self.indexer.take(held + notes, whole) if self._leads() else []
                     self._warned = False
+                    if not self.indexing and not self._streams_open():
+                        return  # nothing left to read for: waits in _run
             except StopIteration:
                 return
             finally:
                 self._subscription = None
-                # A follower that failed lets another process index while it waits to start again.
+                if self.indexing or self._stopping.is_set():
+                    # A follower that failed lets another process index while it waits to start again.
+                    self.lease.release()
                 self.indexing = False
-                self.lease.release()
 
     def _leads(self) -> bool:
         """Whether this follower indexes the list it has just read: while it holds the lease. One that has just

@@ -10,7 +10,7 @@ from __future__ import annotations
 import threading
 import weakref
 from collections import deque
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 from service import metrics
 from service.errors import StreamRefused
@@ -74,6 +74,8 @@ class Hub:
         self._position = 0  # the last position heard
         self.openings = Kept(OPENINGS)
         self.reads = SharedReads()
+        # Told when a stream opens in a process that had none: the follower reads the log again for it.
+        self.first_stream: Callable[[], None] | None = None
         _HUBS.add(self)
 
     # --- streams ------------------------------------------------------------------------------------
@@ -84,11 +86,18 @@ class Hub:
             reason = "stopping" if self._closed else "full" if self._open >= self.max_streams else None
             if reason is None:
                 self._open += 1
+            first = self._open == 1 and reason is None
         if reason is not None:
             metrics.stream_refused(reason)
             raise _refusal(reason, self.max_streams)
         metrics.OPEN_STREAMS.labels(kind).inc()
+        if first and self.first_stream is not None:
+            self.first_stream()
         return Slot(self, kind)
+
+    @property
+    def streams_open(self) -> int:
+        return self._open
 
     def release(self, slot: Slot) -> None:
         with self._lock:

@@ -6,7 +6,7 @@ once for every stream of the process and tells the hub (service/streams/hub.py).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
@@ -77,6 +77,14 @@ class Publisher:
 
     def __init__(self, hub: Hub, mapper: Any) -> None:
         self.hub, self.mapper = hub, mapper
+
+    def wanted(self) -> bool:
+        """Whether any live stream of this process waits to hear of the log."""
+        return self.hub.streams_open > 0
+
+    def on_first_stream(self, wake: Callable[[], None]) -> None:
+        """``wake`` is called when a stream opens in a process that had none."""
+        self.hub.first_stream = wake
 
     def subscribed(self, gt: int) -> None:
         self.hub.subscribed(gt)

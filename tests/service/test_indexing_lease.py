@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import logging
 import stat
+import time
 import uuid
 from collections.abc import Callable
 from typing import Any
@@ -15,6 +16,7 @@ import pytest
 
 from service.application import TablesService
 from service.config import load
+from service.readmodel.follower import IDLE_RETRY
 from service.readmodel.lease import AdvisoryLease, lease_for
 from tests.conftest import PG
 from tests.service.test_follower import eventually, following
@@ -57,6 +59,14 @@ def heard_by(service: TablesService, monkeypatch: pytest.MonkeyPatch) -> list[in
     return heard
 
 
+def stream_opened(service: TablesService) -> Any:
+    """A live stream's place in the service's process (release it to close the stream), once the process's
+    follower reads the log for it."""
+    slot = service.hub.admit("table")
+    eventually(lambda: service.index.follower._subscription is not None, "the follower subscribed for the stream")
+    return slot
+
+
 def logged_ids(service: TablesService) -> list[int]:
     head = service.recorder.max_notification_id() or 0
     return [n.id for n in service.recorder.select_notifications(1, head + 1)]
@@ -80,6 +90,7 @@ def test_of_two_processes_on_one_store_one_indexes_and_the_other_only_tells_its_
     taken = counted(other.index, "take", monkeypatch)
     projected = counted(other.index.projection, "process", monkeypatch)
     heard = heard_by(other, monkeypatch)
+    stream_opened(other)
 
     tables = [table_with_a_round(leader), table_with_a_round(other)]  # commands through either process
     head = other.recorder.max_notification_id()
@@ -91,6 +102,33 @@ def test_of_two_processes_on_one_store_one_indexes_and_the_other_only_tells_its_
     assert leader.read_model_status()["indexing"] is True and other.read_model_status()["indexing"] is False
     assert_indexed_as_logged(other, tables)
     assert projected == []  # its queries found the read model up to date
+
+
+def test_a_process_that_neither_indexes_nor_has_a_stream_open_reads_nothing_until_a_stream_opens(
+    make_service, shared_store, monkeypatch
+):
+    leader, other = two_processes(make_service)
+    heard = heard_by(other, monkeypatch)
+    eventually(lambda: other.index.follower._subscription is None, "the other process stopped reading")
+    first = table_with_a_round(leader)
+    head = leader.recorder.max_notification_id()
+    eventually(lambda: leader.index.position() == head, "the indexing process indexed the table")
+    assert heard == [] and other.index.follower._subscription is None
+    assert other.read_model_status() | {"position": 0, "head": 0, "lag": 0} == {
+        "position": 0, "head": 0, "lag": 0, "following": True, "indexing": False}
+
+    slot = stream_opened(other)  # reads from the read model's position on: what its stream may still need
+    second = table_with_a_round(leader)
+    head = leader.recorder.max_notification_id()
+    eventually(lambda: bool(heard) and heard[-1] == head, "the other process's stream heard of the second table")
+    assert set(logged_ids(other)) - set(heard) <= set(range(1, leader.index.position() + 1))
+    slot.release()  # its last stream closed: it stops reading at the next list it reads
+    third = table_with_a_round(leader)
+    eventually(lambda: other.index.follower._subscription is None, "the other process stopped reading again")
+    del heard[:]
+    fourth = table_with_a_round(leader)
+    assert heard == []
+    assert_indexed_as_logged(other, [first, second, third, fourth])
 
 
 def test_a_query_in_a_process_that_does_not_index_indexes_what_it_needs_at_once(make_service, shared_store, monkeypatch):
@@ -114,6 +152,7 @@ def test_when_the_indexing_process_stops_the_other_takes_over_and_misses_nothing
     writer = make_service()  # records, following nothing
     taken = counted(other.index, "take", monkeypatch)
     heard = heard_by(other, monkeypatch)
+    stream_opened(other)  # it reads what the indexing process reads
     first = table_with_a_round(writer)
     head = writer.recorder.max_notification_id()
     eventually(lambda: leader.index.position() == head, "the indexing process indexed the first table")
@@ -133,6 +172,25 @@ def test_when_the_indexing_process_stops_the_other_takes_over_and_misses_nothing
     eventually(lambda: other.index.position() == head and bool(taken), "the other process indexed the whole log")
     assert other.read_model_status()["indexing"] is True
     assert_indexed_as_logged(other, [first, second, third])
+
+
+def test_when_the_indexing_process_stops_a_process_with_nothing_to_read_takes_over_within_a_second_or_so(
+    make_service, shared_store, monkeypatch
+):
+    leader, other = two_processes(make_service)
+    writer = make_service()
+    heard = heard_by(other, monkeypatch)
+    monkeypatch.setattr(leader.index, "take", lambda notes, whole: [])  # reads, but stops before it indexes
+    first = table_with_a_round(writer)
+    leader.close()
+    started = time.monotonic()
+    head = writer.recorder.max_notification_id()
+    eventually(lambda: other.index.position() == head, "the other process indexed the whole log")
+    assert time.monotonic() - started < 30 * IDLE_RETRY  # tried again at every IDLE_RETRY; a slow machine may lag
+    assert other.read_model_status()["indexing"] is True and heard[-1] == head
+    second = table_with_a_round(writer)
+    eventually(lambda: other.index.position() == writer.recorder.max_notification_id(), "it indexes what follows")
+    assert_indexed_as_logged(other, [first, second])
 
 
 def test_a_postgresql_lease_is_lost_with_its_connection_and_another_takes_it(postgres_env, caplog):
