@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import functools
 import hashlib
 import json
 import secrets
@@ -105,13 +106,16 @@ class SealingMapper(Mapper):  # type: ignore[type-arg]
         self.seed_keys = seed_keys
 
     def to_stored_event(self, domain_event: Any) -> StoredEvent:
+        kind = _kind(type(domain_event))
+        if kind is None:
+            return super().to_stored_event(domain_event)
         state = dict(vars(domain_event))
         bound = f"{state['originator_id']}"
-        if isinstance(domain_event, ShoeShuffled):
+        if kind is ShoeShuffled:
             state.pop(STORED_SEALED, None)
             if not is_sealed(state["seed"]):
                 state["seed"] = self.seed_keys.seal(state["seed"], f"seed:{bound}")
-        elif isinstance(domain_event, CanSnapshotAggregate) and isinstance(state["state"].get("decks"), dict):
+        elif isinstance(state["state"].get("decks"), dict):
             decks = json.dumps(state["state"]["decks"], separators=(",", ":"))
             state["state"] = {**state["state"], "decks": self.seed_keys.seal(decks, f"decks:{bound}")}
         else:
@@ -122,14 +126,17 @@ class SealingMapper(Mapper):  # type: ignore[type-arg]
 
     def to_domain_event(self, stored_event: StoredEvent) -> Any:
         event = super().to_domain_event(stored_event)
+        kind = _kind(type(event))
+        if kind is None:
+            return event
         state = vars(event)
         bound = f"{state['originator_id']}"
-        if isinstance(event, ShoeShuffled):
+        if kind is ShoeShuffled:
             sealed = is_sealed(state["seed"])
             state[STORED_SEALED] = sealed
             if sealed:
                 state["seed"] = self._open(stored_event, state["seed"], f"seed:{bound}")
-        elif isinstance(event, CanSnapshotAggregate) and is_sealed(state["state"].get("decks")):
+        elif is_sealed(state["state"].get("decks")):
             state["state"]["decks"] = json.loads(self._open(stored_event, state["state"]["decks"], f"decks:{bound}"))
         return event
 
@@ -138,6 +145,17 @@ class SealingMapper(Mapper):  # type: ignore[type-arg]
             return self.seed_keys.open(text, bound_to)
         except SeedKeyError as exc:
             raise SeedKeyError(f"version {stored_event.originator_version} of {stored_event.originator_id}: {exc}") from None
+
+
+@functools.cache  # one entry per event class: the library's snapshot class checks as a protocol, 5 us a time
+def _kind(cls: type) -> type | None:
+    """What the mapper seals in events of ``cls``: a shuffle's seed (ShoeShuffled), a snapshot's decks
+    (CanSnapshotAggregate), or nothing (None)."""
+    if issubclass(cls, ShoeShuffled):
+        return ShoeShuffled
+    if issubclass(cls, CanSnapshotAggregate):
+        return CanSnapshotAggregate
+    return None
 
 
 def load_seed_keys(settings: Settings) -> SeedKeys:
