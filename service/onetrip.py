@@ -48,18 +48,20 @@ class OneTripRecorder(PostgresApplicationRecorder):
         names = {
             "schema": Identifier(datastore.schema),
             "function": Identifier(self.save_function),
-            "event": Identifier(self.stored_event_type_name),
+            "id_type": Identifier(datastore.originator_id_type),
             "table": Identifier(self.events_table_name),
             "channel": Identifier(self.channel_name),
         }
         self.sql_create_statements.append(SQL(
-            "CREATE OR REPLACE FUNCTION {schema}.{function}(events {schema}.{event}[]) "
+            "CREATE OR REPLACE FUNCTION {schema}.{function}"
+            "(ids {id_type}[], versions bigint[], topics text[], states bytea[]) "
             "RETURNS SETOF bigint LANGUAGE plpgsql AS $BODY$ "
             "BEGIN "
             "SET LOCAL lock_timeout = '{lock_timeout}s'; "
             "LOCK TABLE {schema}.{table} IN EXCLUSIVE MODE; "
-            "IF EXISTS (SELECT FROM unnest(events) AS e WHERE e.originator_version > 1 "
-            "AND NOT EXISTS (SELECT FROM unnest(events) AS f "
+            "IF EXISTS (SELECT FROM unnest(ids, versions) AS e(originator_id, originator_version) "
+            "WHERE e.originator_version > 1 "
+            "AND NOT EXISTS (SELECT FROM unnest(ids, versions) AS f(originator_id, originator_version) "
             "WHERE f.originator_id = e.originator_id AND f.originator_version = e.originator_version - 1) "
             "AND NOT EXISTS (SELECT FROM {schema}.{table} AS t "
             "WHERE t.originator_id = e.originator_id AND t.originator_version = e.originator_version - 1)) THEN "
@@ -67,11 +69,13 @@ class OneTripRecorder(PostgresApplicationRecorder):
             "END IF; "
             "NOTIFY {channel}; "
             "RETURN QUERY INSERT INTO {schema}.{table} (originator_id, originator_version, topic, state) "
-            "SELECT originator_id, originator_version, topic, state FROM unnest(events) "
+            "SELECT * FROM unnest(ids, versions, topics, states) "
             "RETURNING notification_id; "
             "END; $BODY$"
         ).format(lock_timeout=datastore.lock_timeout, **names))
-        self.save_statement = SQL("SELECT id FROM {schema}.{function}(%s) AS id").format(**names)
+        # Four arrays of plain types, sent in binary: psycopg writes an array of the library's composite type
+        # as text, in Python, escaping every state's bytes (about 0.1 ms of a save of five events).
+        self.save_statement = SQL("SELECT id FROM {schema}.{function}(%b, %b::bigint[], %b, %b) AS id").format(**names)
         self.function_missing = False
 
     @property
@@ -85,11 +89,11 @@ class OneTripRecorder(PostgresApplicationRecorder):
     def insert_events(self, stored_events: Sequence[StoredEvent], **kwargs: Any) -> Sequence[int] | None:
         if not stored_events or self.function_missing:
             return super().insert_events(stored_events, **kwargs)
-        events = [self.construct_pg_stored_event(e.originator_id, e.originator_version, e.topic, e.state)
-                  for e in stored_events]
+        columns = ([e.originator_id for e in stored_events], [e.originator_version for e in stored_events],
+                   [e.topic for e in stored_events], [e.state for e in stored_events])
         try:
             with self.datastore.get_connection() as conn, conn.cursor() as curs:
-                curs.execute(self.save_statement, (events,), prepare=True)
+                curs.execute(self.save_statement, columns, prepare=True)
                 return [row["id"] for row in curs.fetchall()]
         except ProgrammingError as exc:
             if not isinstance(exc.__cause__, psycopg.errors.UndefinedFunction):
