@@ -23,9 +23,9 @@ import socket
 import threading
 import time
 import uuid
+from collections.abc import Callable
 from concurrent import futures
 from http import HTTPStatus
-from collections.abc import Callable
 from typing import Any
 
 import orjson

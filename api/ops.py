@@ -120,16 +120,16 @@ def register(app: Flask) -> None:
     @app.after_request
     def count(response: Any) -> Any:
         answered = HTTP_REQUESTS.labels(logs.method(), logs.route(), str(response.status_code))
-        if request.endpoint != "tables.Commands":
-            edge.after_response(response, answered.inc)
-            return response
-        body = checked_body()  # None when the body was refused, or never read (no valid token)
-        command = metrics.command_label(body.get("command") if isinstance(body, dict) else None)
-        timed, seconds = COMMAND_SECONDS.labels(command, outcome(response.status_code)), logs.elapsed()
+        timed, seconds = None, logs.elapsed()
+        if request.endpoint == "tables.Commands":
+            body = checked_body()  # None when the body was refused, or never read (no valid token)
+            command = metrics.command_label(body.get("command") if isinstance(body, dict) else None)
+            timed = COMMAND_SECONDS.labels(command, outcome(response.status_code))
 
         def counted() -> None:
             answered.inc()
-            timed.observe(seconds)
+            if timed is not None:
+                timed.observe(seconds)
 
         edge.after_response(response, counted)
         return response

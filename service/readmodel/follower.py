@@ -236,8 +236,9 @@ class Follower:
                 return
             finally:
                 self._subscription = None
-                if self.indexing or self._stopping.is_set():
-                    # A follower that failed lets another process index while it waits to start again.
+                if self.indexing:
+                    # A follower that failed lets another process index while it waits to start again (one
+                    # that stops releases the lease as its thread ends).
                     self.lease.release()
                 self.indexing = False
 
