@@ -105,6 +105,12 @@ def message(ident: int, event: bytes, data: Any) -> bytes:
 def streamed(feed: Any, write: Callable[[Any], bytes], about: dict[str, Any] | None = None) -> Response:
     """The response that sends what ``feed`` gives (None: a heartbeat) until it ends, closing the feed (its
     place among the worker's streams) however the response ends, even unsent."""
+    if request.method == "HEAD":
+        # A HEAD is answered as its GET would be (200, or 503 with no place left), but it follows nothing:
+        # its place is given back before the answer leaves, so a client that goes on to open a stream never
+        # finds it still held (the server closes an answer only after its last byte is sent).
+        feed.close()
+        return current_app.response_class(b"", mimetype=SSE, headers=STREAM_HEADERS)
     extra = {"request_id": logs.request_id(), **(about or {})}
 
     def body() -> Iterator[bytes]:

@@ -238,6 +238,24 @@ def test_beyond_max_streams_a_worker_answers_503_with_retry_after_and_commands_g
     assert again.response.status_code == 200
 
 
+@pytest.mark.parametrize("path", ["/tables/{table_id}/events", "/events"])
+def test_a_head_on_a_stream_is_answered_as_its_get_and_holds_no_place_even_before_its_answer_is_closed(
+        make_client, opened, path):
+    client = make_client(ZAMETANO_MAX_STREAMS="1")
+    table_id = new_table(client)
+    hub = client.service.hub
+    answer = client.head(path.format(table_id=table_id), headers={"Accept": SSE}, buffered=False)
+    # gunicorn closes an answer after its last byte has left: a client may already open its stream by then.
+    assert (answer.status_code, answer.mimetype, held_streams(hub)) == (200, SSE, 0)
+    first = opened(client, f"/tables/{table_id}/events")
+    first.read()
+    refused = client.head(path.format(table_id=table_id), headers={"Accept": SSE}, buffered=False)
+    assert (refused.status_code, refused.headers["Retry-After"], held_streams(hub)) == (503, "5", 1)
+    answer.close()
+    refused.close()
+    assert held_streams(hub) == 1
+
+
 def test_under_gunicorns_sync_workers_a_stream_is_refused_saying_threaded_workers_are_needed(make_client, opened):
     client = make_client()
     table_id = new_table(client)
