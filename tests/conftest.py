@@ -150,18 +150,31 @@ def _encodable(text: str) -> str:
 
 # The files that hold a test process longest, started first: each process (pytest-xdist, a file at a time)
 # takes the next file as it finishes one, so a long file taken last would leave the other processes idle while
-# it ends alone. Measured with --durations; the order of the rest is pytest's.
+# it ends alone. scripts/test turns off xdist's own reordering (by the number of tests in a file, which puts
+# these few-test files last). Seconds: the file's tests in one process, a quiet 2-core machine, 2026-12-02.
 LONGEST_FIRST = [
-    "tests/service/test_lost_commit_replies.py",
-    "tests/e2e/test_punto_banco_over_http.py",
-    "tests/e2e/test_play_over_http.py",
-    "tests/e2e/test_views_over_http.py",
-    "tests/browser/test_desk_a11y.py",
-    "tests/browser/test_desk.py",
-    "tests/service/test_audit.py",
-    "tests/service/test_audit_from_log.py",
-    "tests/e2e/test_streams_over_http.py",
-    "tests/browser/test_browser_verification.py",
+    "tests/service/test_lost_commit_replies.py",  # 62: four shoes behind proxies that lose replies, waiting
+    "tests/e2e/test_views_over_http.py",  # 50
+    "tests/browser/test_desk_a11y.py",  # 45
+    "tests/browser/test_desk.py",  # 38
+    "tests/e2e/test_play_over_http.py",  # 33
+    "tests/e2e/test_slow_clients.py",  # 32
+    "tests/e2e/test_punto_banco_over_http.py",  # 30
+    "tests/e2e/test_streams_over_http.py",  # 28
+    "tests/e2e/test_startup_refusals.py",  # 23
+    "tests/service/test_audit.py",  # 23
+    "tests/e2e/test_players_over_http.py",  # 20
+    "tests/api/test_schemathesis.py",  # 19
+    "tests/service/test_audit_from_log.py",  # 19
+    "tests/browser/test_browser_verification.py",  # 19
+    "tests/service/test_tables_service.py",  # 19
+    "tests/api/test_what_catches_what.py",  # 15
+    "tests/service/test_damaged_log.py",  # 14
+    "tests/e2e/test_outage.py",  # 13
+    "tests/service/test_indexing_lease.py",  # 12
+    "tests/service/test_streams.py",  # 12
+    "tests/unit/test_punto_banco_table.py",  # 11
+    "tests/e2e/test_signed_heads.py",  # 11
 ]
 
 
