@@ -11,6 +11,7 @@ time (``TableProjection.process_event``), in the manner of eventsourcing's proje
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import Any
 
@@ -46,9 +47,32 @@ class ProjectionFailed(Exception):
         self.message = str(self)
 
 
+@dataclass(frozen=True)
+class Elsewhere:
+    """A notification of an aggregate that is no table (a command's identity record, a credential): the read
+    model holds nothing of it, so it is never decoded (decrypting it cost a quarter of the indexer's reads)."""
+
+    originator_id: Any
+    originator_version: int
+    command = None
+
+
+@functools.lru_cache(maxsize=1024)
+def of_a_table(topic: str) -> bool:
+    """Whether a stored topic names a table's event; a topic that names no class is taken for one, so that
+    its row is decoded and found unreadable against its table."""
+    try:
+        cls = resolve_topic(topic)
+    except Exception:  # noqa: BLE001 - a class that no longer exists
+        return True
+    return not isinstance(cls, type) or issubclass(cls, TableEvent)
+
+
 def decode(mapper: Any, note: Any) -> tuple[Any, dict[str, Any] | None]:
     """A notification as its event, and a table's event as the events API shows it (which the rows are made
     of); a stored row that cannot be read is recorded against its table alone."""
+    if not of_a_table(note.topic):
+        return Elsewhere(note.originator_id, note.originator_version), None
     try:
         event = mapper.to_domain_event(note)
         # a field missing from the stored form shows here

@@ -283,3 +283,30 @@ def test_lists_that_end_inside_a_command_are_indexed_a_whole_command_at_a_time(s
     assert [r["round"] for r in rounds] == [1, 2, 3]
     report = service.verify(table_id)
     assert report["ok"] is True, report["problems"]
+
+
+def test_the_indexer_decodes_every_table_event_and_no_commands_identity_record(service):
+    """The read model is made of tables' events alone: the record every command saves with them (and any other
+    aggregate's event) is never decrypted or decoded by the indexer, and the rounds come out the same."""
+    table_id = service.open_table("chemin-de-fer", PLAYERS, {})["table_id"]
+    play_rounds(service, table_id, finished=2)
+    notes = list(service.recorder.select_notifications(0, 10_000, inclusive_of_start=False))
+    service.index.take([], whole=True)  # its first take reads one stored event, whatever it is, to check the key
+    decoded: list[str] = []
+    original = service.mapper.to_domain_event
+
+    def to_domain_event(stored):  # type: ignore[no-untyped-def]
+        decoded.append(stored.topic)
+        return original(stored)
+
+    service.mapper.to_domain_event = to_domain_event  # type: ignore[method-assign]
+    try:
+        assert service.index.take(notes, whole=True) == []
+    finally:
+        del service.mapper.to_domain_event
+
+    records = [n.topic for n in notes if n.topic.startswith("service.idempotency:")]
+    assert len(records) >= 10 and not any(t.startswith("service.") for t in decoded)
+    assert len(decoded) == len(notes) - len(records)
+    assert [r["round"] for r in service.list_rounds(table_id)["rounds"]] == [1, 2]
+    assert service.round_audit(table_id, 1)["problems"] == []
