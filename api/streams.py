@@ -108,9 +108,10 @@ def streamed(feed: Any, write: Callable[[Any], bytes], about: dict[str, Any] | N
     if request.method == "HEAD":
         # A HEAD is answered as its GET would be (200, or 503 with no place left), but it follows nothing:
         # its place is given back before the answer leaves, so a client that goes on to open a stream never
-        # finds it still held (the server closes an answer only after its last byte is sent).
+        # finds it still held (the server closes an answer only after its last byte is sent). An empty
+        # iterable, not empty bytes: the headers stay a stream's, with no Content-Length: 0.
         feed.close()
-        return current_app.response_class(b"", mimetype=SSE, headers=STREAM_HEADERS)
+        return current_app.response_class(iter(()), mimetype=SSE, headers=STREAM_HEADERS)
     extra = {"request_id": logs.request_id(), **(about or {})}
 
     def body() -> Iterator[bytes]:

@@ -50,7 +50,7 @@ class ProjectionFailed(Exception):
 @dataclass(frozen=True)
 class Elsewhere:
     """A notification of an aggregate that is no table (a command's identity record, a credential): the read
-    model holds nothing of it, so it is never decoded (decrypting it cost a quarter of the indexer's reads)."""
+    model holds nothing of it, so it is never decrypted or decoded (a quarter of the log's rows)."""
 
     originator_id: Any
     originator_version: int

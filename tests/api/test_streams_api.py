@@ -247,6 +247,7 @@ def test_a_head_on_a_stream_is_answered_as_its_get_and_holds_no_place_even_befor
     answer = client.head(path.format(table_id=table_id), headers={"Accept": SSE}, buffered=False)
     # gunicorn closes an answer after its last byte has left: a client may already open its stream by then.
     assert (answer.status_code, answer.mimetype, held_streams(hub)) == (200, SSE, 0)
+    assert "Content-Length" not in answer.headers  # a stream's headers, as its GET's: no promise of an empty body
     first = opened(client, f"/tables/{table_id}/events")
     first.read()
     refused = client.head(path.format(table_id=table_id), headers={"Accept": SSE}, buffered=False)
