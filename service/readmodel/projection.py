@@ -58,20 +58,20 @@ class Elsewhere:
 
 
 @functools.lru_cache(maxsize=1024)
-def of_a_table(topic: str) -> bool:
-    """Whether a stored topic names a table's event; a topic that names no class is taken for one, so that
-    its row is decoded and found unreadable against its table."""
+def _topic_kind(topic: str) -> bool | None:
+    """True for a stored topic that names a table's event class, False for one that names no class (it may
+    have been a table's: its row is decoded, and found unreadable against its table), None otherwise."""
     try:
         cls = resolve_topic(topic)
-    except Exception:  # noqa: BLE001 - a class that no longer exists
-        return True
-    return not isinstance(cls, type) or issubclass(cls, TableEvent)
+    except Exception:  # noqa: BLE001 - a class that no longer exists: its table is found by its id
+        return False
+    return True if isinstance(cls, type) and issubclass(cls, TableEvent) else None
 
 
 def decode(mapper: Any, note: Any) -> tuple[Any, dict[str, Any] | None]:
     """A notification as its event, and a table's event as the events API shows it (which the rows are made
     of); a stored row that cannot be read is recorded against its table alone."""
-    if not of_a_table(note.topic):
+    if _topic_kind(note.topic) is None:
         return Elsewhere(note.originator_id, note.originator_version), None
     try:
         event = mapper.to_domain_event(note)
@@ -224,10 +224,4 @@ def _kind(e: Any) -> bool | None:
     """True for a table's event, False for an unreadable one whose class cannot be resolved, None otherwise."""
     if isinstance(e, TableEvent):
         return True
-    if not isinstance(e, Unreadable):
-        return None
-    try:
-        cls = resolve_topic(e.topic)
-    except Exception:  # noqa: BLE001 - a class that no longer exists: its table is found by its id
-        return False
-    return True if isinstance(cls, type) and issubclass(cls, TableEvent) else None
+    return _topic_kind(e.topic) if isinstance(e, Unreadable) else None
