@@ -113,8 +113,9 @@ class TablesService(Commands, Queries, History, Health, Application):
         return interval is not None and event.originator_version % interval == 0
 
     def _notify(self, recordings: list[Any]) -> None:
-        """After every save of this process: its streams hear of the tables' new versions at once, before the
-        follower reads them from the log (the library's hook, called once the events are committed)."""
+        """After every save of this process: its streams hear of the tables' new events at once, before the
+        follower reads them from the log, and send them as they are in hand (the library's hook, called once
+        the events are committed)."""
         hub = getattr(self, "hub", None)
         if hub is not None:
-            hub.moved(streams.versions_of([r.domain_event for r in recordings if isinstance(r.domain_event, TableEvent)]))
+            hub.recorded([r.domain_event for r in recordings if isinstance(r.domain_event, TableEvent)])

@@ -6,7 +6,7 @@ binary search over single events, pages and exports in bounded batches (docs/des
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import datetime
 from typing import Any
 
@@ -115,13 +115,15 @@ class Queries:
 
     # --- live streams (service/streams/) -------------------------------------------------------------
 
-    def table_feed(self, table_id: str, after: int = 0, heartbeat: float = 15.0,
-                   viewer: Viewer = EVERYTHING) -> streams.TableFeed:
+    def table_feed(self, table_id: str, after: int = 0, heartbeat: float = 15.0, viewer: Viewer = EVERYTHING,
+                   render: Callable[[dict[str, Any]], Any] | None = None) -> streams.TableFeed:
         """The table's events after version ``after``, then each new one as it is recorded, each as ``viewer``
-        saw it at its own moment (an iterator that gives None where a heartbeat is due; close() it). TableNotFound, DamagedLog (its first page) and
-        StreamRefused (this process holds its ``max_streams``, or is stopping) come at once."""
+        saw it at its own moment, and made by ``render`` into what the caller sends (a function of the event
+        alone: what it makes is shared by the streams of the same viewer). Its batches give None where a
+        heartbeat is due; close() it. TableNotFound, DamagedLog (its first page) and StreamRefused (this
+        process holds its ``max_streams``, or is stopping) come at once."""
         seen = None if viewer == EVERYTHING else present.sight(viewer, None)
-        return streams.TableFeed(self, self.hub, table_id, position(after), heartbeat, seen)
+        return streams.TableFeed(self, self.hub, table_id, position(after), heartbeat, seen, render)
 
     def heads_feed(self, after: int | None = None, heartbeat: float = 15.0) -> streams.HeadFeed:
         """Every table's head as it changes, after position ``after`` of the log (None: from now on)."""

@@ -1,15 +1,16 @@
 """The feeds a live stream sends from: one table's events, and every table's head, each waiting on the hub.
 
-A feed reads nothing while what it follows does not move; when it moves it reads through the service's
-ordinary reads (``Reader``), after the last item it sent, so that nothing comes twice or out of order. What
-one read brings is shared by every stream of the table; each subscriber's feed then shows it as that
-subscriber sees it (domain/sight.py), each event at its own moment.
+A feed reads nothing while what it follows does not move. When it moves, a table's feed sends the events after
+the last one it sent, so that nothing comes twice or out of order: as the hub keeps them when it was told of
+them as they were recorded (the usual case), else read through the service's ordinary reads (``Reader``),
+one read shared by every stream of the table. Each subscriber's feed shows an event as that subscriber sees
+it (domain/sight.py), each event at its own moment; streams of the same view share what one of them made.
 """
 
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any, Protocol
 
 from domain.sight import Sight
@@ -17,6 +18,7 @@ from domain.table import TableOpened
 from service import present
 from service.errors import ServiceError
 from service.streams.hub import Hub
+from service.streams.kept import Recorded
 from service.streams.log import HeadChange, Opening, opening_of
 
 PAGE = 500  # events, or notifications, read at once
@@ -41,9 +43,13 @@ class TableFeed:
     page of its backlog reads (TableNotFound, DamagedLog now rather than a broken stream)."""
 
     def __init__(self, reader: Reader, hub: Hub, table_id: str, after: int, heartbeat: float,
-                 seen: Sight | None = None) -> None:
+                 seen: Sight | None = None, render: Callable[[dict[str, Any]], Any] | None = None) -> None:
         self.reader, self.hub, self.table_id, self.heartbeat = reader, hub, table_id, heartbeat
         self.seen = seen  # this subscriber's view (None: as recorded); the reads shared by all are not
+        # What the caller makes of each event as this subscriber sees it (None: the event itself); a function
+        # of the event alone, so that every stream of the same view shares what one made (Recorded.rendered).
+        self.render = render
+        self._kind = _kind_of(seen, render)
         self.last = after  # the last version sent (or skipped by the client's choice)
         self.slot = hub.admit("table")
         self._watching = False
@@ -56,9 +62,9 @@ class TableFeed:
             self.close()
             raise
 
-    def batches(self) -> Iterator[list[dict[str, Any]] | None]:
-        """The events, what one read brings as one list (never empty), so that a command's events go to the
-        client in one write rather than one write each."""
+    def batches(self) -> Iterator[list[Any] | None]:
+        """The events (each rendered, with a ``render``), what one read brings as one list (never empty), so
+        that a command's events go to the client in one write rather than one write each."""
         if self._first is not None:
             yield from self._pages(itertools.chain((self._first,), self._backlog))
         self._first = None
@@ -78,8 +84,8 @@ class TableFeed:
                 yield from self._new(heard)
             waited = heard
 
-    def _pages(self, events: Iterator[dict[str, Any]]) -> Iterator[list[dict[str, Any]]]:
-        page: list[dict[str, Any]] = []
+    def _pages(self, events: Iterator[dict[str, Any]]) -> Iterator[list[Any]]:
+        page: list[Any] = []
         for event in self._sent(events):
             page.append(event)
             if len(page) == PAGE:
@@ -88,8 +94,16 @@ class TableFeed:
         if page:
             yield page
 
-    def _new(self, heard: int) -> Iterator[list[dict[str, Any]]]:
-        """The events after the last one sent up to version ``heard``, read once for every stream of the table."""
+    def _new(self, heard: int) -> Iterator[list[Any]]:
+        """The events after the last one sent up to version ``heard``: as the hub keeps them when it keeps them
+        all (it was told of them as they were recorded), else read once for every stream of the table."""
+        if self.last >= heard:
+            return
+        kept = self.hub.kept(self.table_id, self.last, heard)
+        if kept is not None:
+            yield [self._shown(recorded) for recorded in kept]
+            self.last = heard
+            return
         while self.last < heard:
             after = self.last
             events = self.hub.reads.get((self.table_id, after, heard), lambda: present.events(
@@ -99,17 +113,46 @@ class TableFeed:
                 return  # nothing there after all: wait for the next change
             yield batch
 
-    def _sent(self, events: Any) -> Iterator[dict[str, Any]]:
+    def _sent(self, events: Any) -> Iterator[Any]:
         for event in events:
             if event["version"] > self.last:  # never twice, never back
-                yield event if self.seen is None else self.seen.shown_event(event)
+                yield self._out(event)
                 self.last = event["version"]
+
+    def _out(self, public: dict[str, Any]) -> Any:
+        shown = public if self.seen is None else self.seen.shown_event(public)
+        return shown if self.render is None else self.render(shown)
+
+    def _shown(self, recorded: Recorded) -> Any:
+        """A kept event as this subscriber's output, made once for every stream of its kind."""
+        kind = self._kind
+        if kind is not None:
+            made = recorded.rendered.get(kind)
+            if made is not None:
+                return made
+        public = recorded.public
+        if public is None:
+            public = recorded.public = present.event(recorded.event)
+        made = self._out(public)
+        if kind is not None:
+            recorded.rendered[kind] = made
+        return made
 
     def close(self) -> None:
         if self._watching:
             self._watching = False
             self.hub.unwatch(self.table_id)
         self.slot.release()
+
+
+def _kind_of(seen: Sight | None, render: Any) -> Any:
+    """What makes two streams' output of an event the same: the view and the rendering (None: never shared,
+    for a view that holds a moment's ledger, which no two streams share)."""
+    try:
+        hash(seen)
+    except TypeError:
+        return None
+    return (seen, render)
 
 
 class HeadFeed:

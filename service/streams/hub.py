@@ -11,12 +11,16 @@ import threading
 import weakref
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 from service import metrics
 from service.errors import StreamRefused
-from service.streams.kept import Kept, SharedReads
+from service.streams.kept import Kept, Recorded, SharedReads
 from service.streams.log import HeadChange, Opening
 
+# Events a hub keeps of each table its streams follow, as recorded, so that those streams send what was just
+# recorded without reading it again (a stream further behind reads the log).
+RECENT = 256
 # Head changes a hub keeps for streams that resume (Last-Event-ID); an older position is read from the log.
 HISTORY = 10_000
 OPENINGS = 10_000  # tables whose game, players and opening time a hub keeps (they never change)
@@ -46,14 +50,16 @@ class Slot:
 
 
 class _Watched:
-    """A table some streams follow: how many, the highest version heard, and the condition they wait on."""
+    """A table some streams follow: how many, the highest version heard, the condition they wait on, and its
+    latest events as recorded (by version; not always every version: one heard of only by ``moved`` is not)."""
 
-    __slots__ = ("streams", "version", "changed")
+    __slots__ = ("streams", "version", "changed", "recent")
 
     def __init__(self, lock: threading.Lock) -> None:
         self.streams = 0
         self.version = 0
         self.changed = threading.Condition(lock)
+        self.recent: dict[int, Recorded] = {}
 
 
 class Hub:
@@ -127,11 +133,48 @@ class Hub:
     def moved(self, versions: Mapping[str, int]) -> None:
         """Tables reached these versions (recorded: a read now finds them)."""
         with self._lock:
-            for table_id, version in versions.items():
+            self._move(versions)
+
+    def _move(self, versions: Mapping[str, int]) -> None:  # holding the lock
+        for table_id, version in versions.items():
+            watched = self._watched.get(table_id)
+            if watched is not None and version > watched.version:
+                watched.version = version
+                watched.changed.notify_all()
+
+    def recorded(self, events: Sequence[Any]) -> None:
+        """These table events were recorded (a read now finds them), in the order recorded: their tables moved,
+        and the events of the tables this hub's streams follow are kept, so that the streams woken send them
+        without a read of their own. Kept and moved under one lock: a stream woken finds them kept."""
+        versions: dict[str, int] = {}
+        with self._lock:
+            for event in events:
+                table_id = str(event.originator_id)
+                versions[table_id] = event.originator_version
                 watched = self._watched.get(table_id)
-                if watched is not None and version > watched.version:
-                    watched.version = version
-                    watched.changed.notify_all()
+                if watched is None or event.originator_version in watched.recent:
+                    continue
+                watched.recent[event.originator_version] = Recorded(event)
+                if len(watched.recent) > RECENT:
+                    del watched.recent[min(watched.recent)]
+            self._move(versions)
+
+    def followed(self) -> frozenset[str]:
+        """The tables this hub's streams follow now (whose events ``recorded`` keeps)."""
+        with self._lock:
+            return frozenset(self._watched)
+
+    def kept(self, table_id: str, after: int, upto: int) -> list[Recorded] | None:
+        """The (followed) table's events after version ``after`` up to ``upto``, as recorded, if this hub keeps
+        every one of them; else None (they are read from the log)."""
+        if upto - after > RECENT:
+            return None
+        with self._lock:
+            watched = self._watched.get(table_id)
+            if watched is None:
+                return None
+            found = [watched.recent.get(version) for version in range(after + 1, upto + 1)]
+        return None if None in found else found  # type: ignore[return-value]
 
     def subscribed(self, gt: int) -> None:
         """The follower reads the log from after ``gt`` on. From further on than this hub heard (or at its

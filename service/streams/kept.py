@@ -37,6 +37,21 @@ class Kept:
                 self._items.popitem(last=False)
 
 
+class Recorded:
+    """A table's event as recorded, kept by a hub for the streams of its table, with what they made of it: its
+    public form (service/present.py), made by the first stream to need it, and each viewer's rendering of it,
+    made by the first stream of that viewer. Every stream of a table in a process sends the same few events at
+    once: one of them does the work, the others take it. Two that make it at the same moment make the same
+    thing, so no lock is needed: the last one kept is as good as the first."""
+
+    __slots__ = ("event", "public", "rendered")
+
+    def __init__(self, event: Any) -> None:
+        self.event = event
+        self.public: dict[str, Any] | None = None
+        self.rendered: dict[Any, Any] = {}
+
+
 class _Read:
     __slots__ = ("done", "value", "error")
 

@@ -92,6 +92,20 @@ class Publisher:
     def read(self, notes: Sequence[Any]) -> None:
         if not notes:
             return
+        self.hub.recorded(self._followed_events(notes))
         self.hub.moved(versions_of(notes))
         heads, openings = heads_of(notes, self.mapper)
         self.hub.heard(notes[-1].id, heads, openings)
+
+    def _followed_events(self, notes: Sequence[Any]) -> list[Any]:
+        """The events of the tables this process's streams follow, decoded once for all of them. One that cannot
+        be decoded is left out: its streams read the log, which says what is wrong with it."""
+        followed = self.hub.followed()
+        events = []
+        for note in notes:
+            if str(note.originator_id) in followed and is_table_topic(note.topic):
+                try:
+                    events.append(self.mapper.to_domain_event(note))
+                except Exception:  # noqa: BLE001 - a damaged event is the stream's read to name
+                    continue
+        return events

@@ -5,6 +5,7 @@ process learns of new events once for all its streams."""
 
 from __future__ import annotations
 
+import json
 import random
 import threading
 import time
@@ -14,7 +15,10 @@ from typing import Any
 import pytest
 from prometheus_client import REGISTRY
 
+from domain import sight
 from domain.errors import DomainError
+from domain.sight import AUDITOR, EVERYTHING, OPERATOR, PLAYER, Viewer
+from service import present, streams
 from service.application import TablesService
 from service.errors import ServiceError, StreamRefused, TableNotFound
 from service.streams import hub
@@ -182,10 +186,8 @@ def test_a_quiet_feed_gives_a_heartbeat_after_its_silence(service):
         feed.close()
 
 
-def test_the_streams_of_one_table_woken_by_one_change_read_it_once(service, reading, monkeypatch):
-    table_id = open_table(service)
-    readers = [reading(service.table_feed(table_id, 0, QUIET)) for _ in range(25)]
-    eventually(lambda: all(r.versions() == [1] for r in readers), "every stream sent the opening")
+def counted_reads(service: TablesService, monkeypatch: pytest.MonkeyPatch) -> list[tuple[int, Any]]:
+    """Every read of a table's events the service makes from now on, as (after, upto)."""
     reads: list[tuple[int, Any]] = []
     read_events = service.read_events
 
@@ -194,11 +196,98 @@ def test_the_streams_of_one_table_woken_by_one_change_read_it_once(service, read
         return read_events(table_id, **kwargs)
 
     monkeypatch.setattr(service, "read_events", counted)
+    return reads
+
+
+class Renders:
+    """A render that counts what it makes: one function for every stream, as the server's is."""
+
+    def __init__(self) -> None:
+        self.made = 0
+
+    def __call__(self, event: dict[str, Any]) -> dict[str, Any]:
+        self.made += 1
+        return event
+
+
+def test_the_streams_of_one_table_send_their_own_process_s_command_with_no_read_each_event_made_once_for_all(
+        service, reading, monkeypatch):
+    table_id = open_table(service)
+    render = Renders()
+    readers = [reading(service.table_feed(table_id, 0, QUIET, render=render)) for _ in range(25)]
+    eventually(lambda: all(r.versions() == [1] for r in readers), "every stream sent the opening")
+    reads = counted_reads(service, monkeypatch)
+    made_before = render.made
+
+    service.execute(table_id, "draw_seats", "anna", {})
+
+    head = head_of(service, table_id)
+    eventually(lambda: all(r.versions()[-1] == head for r in readers), "every stream has the command's events")
+    assert reads == []  # the events as the command recorded them
+    for reader in readers:
+        assert reader.items == the_log(service, table_id)
+    # 25 streams each making each new event would make 25 of each; one makes it and the others take it (two
+    # making the same one at the same moment is allowed, and rare)
+    assert render.made - made_before < 5 * (head - 1)
+
+
+def test_streams_send_the_commands_of_another_process_as_its_follower_decoded_them_with_no_read(
+        make_service, shared_store, reading, monkeypatch):
+    streaming, writer = make_service(follow=True), make_service()
+    table_id = open_table(writer)
+    readers = [reading(streaming.table_feed(table_id, 0, QUIET)) for _ in range(3)]
+    eventually(lambda: all(r.versions() == [1] for r in readers), "every stream sent the opening")
+    reads = counted_reads(streaming, monkeypatch)
+
+    play(writer, table_id, 6, random.Random(6))
+
+    head = head_of(writer, table_id)
+    eventually(lambda: all(r.versions()[-1:] == [head] for r in readers), "every stream has the writer's events")
+    assert reads == []
+    for reader in readers:
+        assert reader.items == the_log(writer, table_id)
+
+
+def test_events_the_hub_does_not_keep_are_read_from_the_log_once_for_every_stream_of_the_table(
+        service, reading, monkeypatch):
+    table_id = open_table(service)
+    readers = [reading(service.table_feed(table_id, 0, QUIET)) for _ in range(25)]
+    eventually(lambda: all(r.versions() == [1] for r in readers), "every stream sent the opening")
+    reads = counted_reads(service, monkeypatch)
+    # as a follower that could not decode them says: the tables moved, and nothing more
+    monkeypatch.setattr(service.hub, "recorded", lambda events: service.hub.moved(streams.versions_of(events)))
+
     service.execute(table_id, "draw_seats", "anna", {})
 
     head = head_of(service, table_id)
     eventually(lambda: all(r.versions()[-1] == head for r in readers), "every stream has the command's events")
     assert reads == [(1, head)]
+    for reader in readers:
+        assert reader.items == the_log(service, table_id)
+
+
+def test_streams_of_different_viewers_in_one_process_each_send_only_what_their_viewer_sees(
+        service, reading, monkeypatch):
+    table_id = open_table(service)
+    viewers = [Viewer(PLAYER, "anna"), Viewer(PLAYER, "boris"), Viewer(OPERATOR), Viewer(AUDITOR), EVERYTHING]
+    readers = {v: [reading(service.table_feed(table_id, 0, QUIET, v, render=dict)) for _ in range(3)] for v in viewers}
+    eventually(lambda: all(r.versions() == [1] for rs in readers.values() for r in rs), "the openings were sent")
+    reads = counted_reads(service, monkeypatch)
+
+    play(service, table_id, 40, random.Random(7))
+
+    head = head_of(service, table_id)
+    eventually(lambda: all(r.versions()[-1] == head for rs in readers.values() for r in rs), "every event was sent")
+    assert reads == []
+    log = the_log(service, table_id)
+    for viewer, each in readers.items():
+        wanted = log if viewer == EVERYTHING else [present.sight(viewer, None).shown_event(e) for e in log]
+        for reader in each:
+            assert reader.items == wanted
+    annas, boriss = readers[viewers[0]][0].items, readers[viewers[1]][0].items
+    # the test means something: a card anna was dealt face down, which boris's stream hides
+    assert any(a != b and sight.HIDDEN in json.dumps(b) and sight.HIDDEN not in json.dumps(a)
+               for a, b in zip(annas, boriss) if a["type"] == "CardDealt")
 
 
 def test_an_unknown_table_is_refused_before_any_stream_opens(service):
