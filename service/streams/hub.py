@@ -10,7 +10,7 @@ from __future__ import annotations
 import threading
 import weakref
 from collections import deque
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from service import metrics
@@ -155,14 +155,17 @@ class Hub:
                 if watched is None or event.originator_version in watched.recent:
                     continue
                 watched.recent[event.originator_version] = Recorded(event)
-                if len(watched.recent) > RECENT:
-                    del watched.recent[min(watched.recent)]
+                if len(watched.recent) > RECENT:  # the older half goes: one sort every RECENT / 2 events
+                    for version in sorted(watched.recent)[:RECENT // 2]:
+                        del watched.recent[version]
             self._move(versions)
 
-    def followed(self) -> frozenset[str]:
-        """The tables this hub's streams follow now (whose events ``recorded`` keeps)."""
+    def unkept(self, versions: Iterable[tuple[str, int]]) -> set[tuple[str, int]]:
+        """Which of these (table, version) are of tables this hub's streams follow and not kept yet: the events
+        ``recorded`` would keep (this process's own commits are kept already)."""
         with self._lock:
-            return frozenset(self._watched)
+            return {(table_id, version) for table_id, version in versions
+                    if table_id in self._watched and version not in self._watched[table_id].recent}
 
     def kept(self, table_id: str, after: int, upto: int) -> list[Recorded] | None:
         """The (followed) table's events after version ``after`` up to ``upto``, as recorded, if this hub keeps

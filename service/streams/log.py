@@ -6,7 +6,7 @@ once for every stream of the process and tells the hub (service/streams/hub.py).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
@@ -47,9 +47,11 @@ def versions_of(events: Sequence[Any]) -> dict[str, int]:
     return {str(e.originator_id): e.originator_version for e in events}
 
 
-def heads_of(notes: Sequence[Any], mapper: Any) -> tuple[list[HeadChange], dict[str, Opening]]:
-    """Each table's last change among notifications, in position order, and the openings among them. A
-    notification that cannot be read is left out (its table's stream, reading the log, says so)."""
+def heads_of(notes: Sequence[Any], mapper: Any, decoded: Mapping[int, Any] | None = None,
+             ) -> tuple[list[HeadChange], dict[str, Opening]]:
+    """Each table's last change among notifications, in position order, and the openings among them (``decoded``:
+    events already decoded, by position). A notification that cannot be read is left out (its table's stream,
+    reading the log, says so)."""
     last: dict[str, Any] = {}
     for note in notes:
         last[str(note.originator_id)] = note
@@ -57,10 +59,12 @@ def heads_of(notes: Sequence[Any], mapper: Any) -> tuple[list[HeadChange], dict[
     for table_id, note in last.items():
         if not is_table_topic(note.topic):
             continue
-        try:
-            event = mapper.to_domain_event(note)
-        except Exception:  # noqa: BLE001 - a damaged event is the audit's to name
-            continue
+        event = decoded.get(note.id) if decoded else None
+        if event is None:
+            try:
+                event = mapper.to_domain_event(note)
+            except Exception:  # noqa: BLE001 - a damaged event is the audit's to name
+                continue
         heads.append(HeadChange(note.id, table_id, note.originator_version, event.digest, event.timestamp_text))
         if isinstance(event, TableOpened):
             openings[table_id] = opening_of(event)
@@ -92,20 +96,23 @@ class Publisher:
     def read(self, notes: Sequence[Any]) -> None:
         if not notes:
             return
-        self.hub.recorded(self._followed_events(notes))
-        self.hub.moved(versions_of(notes))
-        heads, openings = heads_of(notes, self.mapper)
+        tables = [str(note.originator_id) for note in notes]
+        decoded = self._followed_events(notes, tables)
+        self.hub.recorded(list(decoded.values()))
+        self.hub.moved(dict(zip(tables, (note.originator_version for note in notes))))
+        heads, openings = heads_of(notes, self.mapper, decoded)
         self.hub.heard(notes[-1].id, heads, openings)
 
-    def _followed_events(self, notes: Sequence[Any]) -> list[Any]:
-        """The events of the tables this process's streams follow, decoded once for all of them. One that cannot
-        be decoded is left out: its streams read the log, which says what is wrong with it."""
-        followed = self.hub.followed()
-        events = []
-        for note in notes:
-            if str(note.originator_id) in followed and is_table_topic(note.topic):
+    def _followed_events(self, notes: Sequence[Any], tables: Sequence[str]) -> dict[int, Any]:
+        """The events of the tables this process's streams follow that it does not keep yet (its own commits it
+        does), decoded once for all of them, by position. One that cannot be decoded is left out: its streams
+        read the log, which says what is wrong with it."""
+        unkept = self.hub.unkept(zip(tables, (note.originator_version for note in notes)))
+        events = {}
+        for note, table_id in zip(notes, tables):
+            if (table_id, note.originator_version) in unkept and is_table_topic(note.topic):
                 try:
-                    events.append(self.mapper.to_domain_event(note))
+                    events[note.id] = self.mapper.to_domain_event(note)
                 except Exception:  # noqa: BLE001 - a damaged event is the stream's read to name
                     continue
         return events

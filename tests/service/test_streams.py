@@ -9,6 +9,7 @@ import json
 import random
 import threading
 import time
+from types import SimpleNamespace
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -288,6 +289,33 @@ def test_streams_of_different_viewers_in_one_process_each_send_only_what_their_v
     # the test means something: a card anna was dealt face down, which boris's stream hides
     assert any(a != b and sight.HIDDEN in json.dumps(b) and sight.HIDDEN not in json.dumps(a)
                for a, b in zip(annas, boriss) if a["type"] == "CardDealt")
+
+
+def test_a_hub_keeps_the_latest_events_of_the_tables_it_follows_and_gives_a_range_only_when_it_has_all_of_it(
+        monkeypatch):
+    monkeypatch.setattr(hub, "RECENT", 4)
+    kept = hub.Hub()
+    kept.watch("followed")
+
+    def recorded(table_id: str, *versions: int) -> None:
+        kept.recorded([SimpleNamespace(originator_id=table_id, originator_version=v) for v in versions])
+
+    def versions(after: int, upto: int) -> list[int] | None:
+        found = kept.kept("followed", after, upto)
+        return None if found is None else [r.event.originator_version for r in found]
+
+    recorded("followed", *range(1, 11))
+    recorded("other", 1)
+    assert versions(8, 10) == [9, 10]
+    assert versions(0, 10) is None  # the oldest are forgotten: such a stream reads the log
+    assert kept.kept("other", 0, 1) is None  # no stream follows it
+    recorded("followed", 12)
+    assert versions(10, 12) is None  # 11 is missing (another process's, not heard yet)
+    recorded("followed", 11)
+    assert versions(10, 12) == [11, 12]
+    assert kept.unkept([("followed", 12), ("followed", 13), ("other", 2)]) == {("followed", 13)}
+    kept.unwatch("followed")
+    assert kept.kept("followed", 10, 12) is None
 
 
 def test_an_unknown_table_is_refused_before_any_stream_opens(service):
