@@ -2,17 +2,19 @@
 
 Each process (each service) has one Hub, which learns of new events once for all the streams it serves:
 
-- from the service's own commits, at once (``TablesService._notify``): which tables moved to which version;
+- from the service's own commits, at once (``TablesService._notify``): the events recorded;
 - from the read model's follower (service/readmodel/follower.py), which follows the whole notification log (LISTEN/NOTIFY
   on PostgreSQL, polling on SQLite, in-process on memory) and so hears every process's commits, a moment
-  later (its GATHER, and on SQLite its POLL): which tables moved, and each one's new head, decoded here once
-  for every stream and kept, with its position in the log, for the streams of heads.
+  later (its GATHER, and on SQLite its POLL): which tables moved, the events of the followed tables that the
+  process did not record itself, and each table's new head, decoded here once for every stream and kept,
+  with its position in the log, for the streams of heads.
 
 A stream waits on the hub (its table's condition variable, with its heartbeat as the timeout: a change wakes
-only the streams of its table) and reads nothing while its table does not move: a quiet stream costs one
-sleeping thread. When its table moves it reads the events
-after the last one it sent through the service's ordinary reads; the streams of one table woken by one change
-share that read (``SharedReads``). A stream subscribes before it reads its backlog, so an event recorded
+only the streams of its table) and does nothing while its table does not move: a quiet stream costs one
+sleeping thread. When its table moves it sends the events after the last one it sent as the hub keeps them
+(``Hub.kept``: the latest of each followed table, as recorded), or, where the hub lacks one, reads them
+through the service's ordinary reads; the streams of one table woken by one change share that read
+(``SharedReads``), and the streams of one viewer what one made of an event (``Recorded``). A stream subscribes before it reads its backlog, so an event recorded
 between the two is not missed, and it only ever reads after the last version it sent, so no event comes twice
 or out of order, whatever woke it. When the follower subscribes again after a failure from further on than
 the hub heard, every stream reads again from its last event (``resyncs``).
