@@ -14,10 +14,11 @@ only the streams of its table) and does nothing while its table does not move: a
 sleeping thread. When its table moves it sends the events after the last one it sent as the hub keeps them
 (``Hub.kept``: the latest of each followed table, as recorded), or, where the hub lacks one, reads them
 through the service's ordinary reads; the streams of one table woken by one change share that read
-(``SharedReads``), and the streams of one viewer what one made of an event (``Recorded``). A stream subscribes before it reads its backlog, so an event recorded
-between the two is not missed, and it only ever reads after the last version it sent, so no event comes twice
-or out of order, whatever woke it. When the follower subscribes again after a failure from further on than
-the hub heard, every stream reads again from its last event (``resyncs``).
+(``SharedReads``), and the streams of one viewer what one made of an event (``Recorded``). A stream
+subscribes before it reads its backlog, so an event recorded between the two is not missed, and it only ever
+sends after the last version it sent, so no event comes twice or out of order, whatever woke it. When the
+follower subscribes again after a failure from further on than the hub heard, every stream reads again from
+its last event (``resyncs``).
 
 A process holds at most ``max_streams`` streams at once (ZAMETANO_MAX_STREAMS); the server gives each worker
 that many threads on top of those for ordinary requests, so streams never take a thread a command needs.
