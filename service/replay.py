@@ -12,12 +12,14 @@ import pickle
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 from uuid import UUID
 
 from eventsourcing.application import AggregateNotFoundError
 from eventsourcing.domain import OriginatorVersionError
 from eventsourcing.persistence import PersistenceError
+from eventsourcing.utils import resolve_topic
 
 from domain.table import Table, TableEvent
 from service import present, store
@@ -25,6 +27,18 @@ from service.errors import DamagedLog, ServiceError, TableNotFound
 
 if TYPE_CHECKING:
     from service.application import TablesService
+
+
+@lru_cache(maxsize=1024)  # one entry per stored topic
+def topic_kind(topic: str) -> bool | None:
+    """What a stored topic names: True a table's event class, False no class at all (it may have been a
+    table's: such a row is decoded, and found unreadable against its table), None another class (a command's
+    identity record, a credential). Read without decoding the row."""
+    try:
+        cls = resolve_topic(topic)
+    except Exception:  # noqa: BLE001 - a class that no longer exists
+        return False
+    return True if isinstance(cls, type) and issubclass(cls, TableEvent) else None
 
 
 def table_uuid(table_id: str) -> UUID:

@@ -11,15 +11,13 @@ time (``TableProjection.process_event``), in the manner of eventsourcing's proje
 
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass
 from typing import Any
-
-from eventsourcing.utils import resolve_topic
 
 from domain.rounds import RoundTracker
 from domain.table import TableEvent
 from service import present
+from service.replay import topic_kind
 from service.readmodel.rows import IndexBatch, IndexFailure, TableRows, describe
 from service.readmodel.seats import Seats
 from service.readmodel.view import IndexView
@@ -57,21 +55,10 @@ class Elsewhere:
     command = None
 
 
-@functools.lru_cache(maxsize=1024)
-def _topic_kind(topic: str) -> bool | None:
-    """True for a stored topic that names a table's event class, False for one that names no class (it may
-    have been a table's: its row is decoded, and found unreadable against its table), None otherwise."""
-    try:
-        cls = resolve_topic(topic)
-    except Exception:  # noqa: BLE001 - a class that no longer exists: its table is found by its id
-        return False
-    return True if isinstance(cls, type) and issubclass(cls, TableEvent) else None
-
-
 def decode(mapper: Any, note: Any) -> tuple[Any, dict[str, Any] | None]:
     """A notification as its event, and a table's event as the events API shows it (which the rows are made
     of); a stored row that cannot be read is recorded against its table alone."""
-    if _topic_kind(note.topic) is None:
+    if topic_kind(note.topic) is None:
         return Elsewhere(note.originator_id, note.originator_version), None
     try:
         event = mapper.to_domain_event(note)
@@ -224,4 +211,4 @@ def _kind(e: Any) -> bool | None:
     """True for a table's event, False for an unreadable one whose class cannot be resolved, None otherwise."""
     if isinstance(e, TableEvent):
         return True
-    return _topic_kind(e.topic) if isinstance(e, Unreadable) else None
+    return topic_kind(e.topic) if isinstance(e, Unreadable) else None

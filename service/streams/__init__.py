@@ -26,7 +26,7 @@ that many threads on top of those for ordinary requests, so streams never take a
 
 from service.streams.feeds import HeadFeed, TableFeed
 from service.streams.hub import Hub, stop_all
-from service.streams.log import HeadChange, Publisher, heads_of, versions_of
+from service.streams.log import HeadChange, Publisher, heads_of
 
 # What the service (service/application.py, service/readmodel/follower.py) and the server (api/server.py) use.
-__all__ = ["HeadChange", "HeadFeed", "Hub", "Publisher", "TableFeed", "heads_of", "stop_all", "versions_of"]
+__all__ = ["HeadChange", "HeadFeed", "Hub", "Publisher", "TableFeed", "heads_of", "stop_all"]

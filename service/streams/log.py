@@ -8,12 +8,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
-from eventsourcing.utils import resolve_topic
-
-from domain.table import TableEvent, TableOpened
+from domain.table import TableOpened
+from service.replay import topic_kind
 
 if TYPE_CHECKING:
     from service.streams.hub import Hub
@@ -33,20 +31,6 @@ class HeadChange:
 Opening = dict[str, Any]  # a table's game, players and opening time
 
 
-@lru_cache(maxsize=256)  # one entry per event class
-def is_table_topic(topic: str) -> bool:
-    try:
-        cls = resolve_topic(topic)
-    except Exception:  # noqa: BLE001 - a class that no longer exists is no table's head the hub can show
-        return False
-    return isinstance(cls, type) and issubclass(cls, TableEvent)
-
-
-def versions_of(events: Sequence[Any]) -> dict[str, int]:
-    """The last version of each table among recorded events (or notifications), in the order recorded."""
-    return {str(e.originator_id): e.originator_version for e in events}
-
-
 def heads_of(notes: Sequence[Any], mapper: Any, decoded: Mapping[int, Any] | None = None,
              ) -> tuple[list[HeadChange], dict[str, Opening]]:
     """Each table's last change among notifications, in position order, and the openings among them (``decoded``:
@@ -57,7 +41,7 @@ def heads_of(notes: Sequence[Any], mapper: Any, decoded: Mapping[int, Any] | Non
         last[str(note.originator_id)] = note
     heads, openings = [], {}
     for table_id, note in last.items():
-        if not is_table_topic(note.topic):
+        if not topic_kind(note.topic):
             continue
         event = decoded.get(note.id) if decoded else None
         if event is None:
@@ -96,21 +80,21 @@ class Publisher:
     def read(self, notes: Sequence[Any]) -> None:
         if not notes:
             return
-        tables = [str(note.originator_id) for note in notes]
-        decoded = self._followed_events(notes, tables)
+        versions = [(str(note.originator_id), note.originator_version) for note in notes]
+        decoded = self._followed_events(notes, versions)
         self.hub.recorded(list(decoded.values()))
-        self.hub.moved(dict(zip(tables, (note.originator_version for note in notes))))
+        self.hub.moved(dict(versions))
         heads, openings = heads_of(notes, self.mapper, decoded)
         self.hub.heard(notes[-1].id, heads, openings)
 
-    def _followed_events(self, notes: Sequence[Any], tables: Sequence[str]) -> dict[int, Any]:
+    def _followed_events(self, notes: Sequence[Any], versions: Sequence[tuple[str, int]]) -> dict[int, Any]:
         """The events of the tables this process's streams follow that it does not keep yet (its own commits it
         does), decoded once for all of them, by position. One that cannot be decoded is left out: its streams
         read the log, which says what is wrong with it."""
-        unkept = self.hub.unkept(zip(tables, (note.originator_version for note in notes)))
+        unkept = self.hub.unkept(versions)
         events = {}
-        for note, table_id in zip(notes, tables):
-            if (table_id, note.originator_version) in unkept and is_table_topic(note.topic):
+        for note, version in zip(notes, versions):
+            if version in unkept and topic_kind(note.topic):
                 try:
                     events[note.id] = self.mapper.to_domain_event(note)
                 except Exception:  # noqa: BLE001 - a damaged event is the stream's read to name

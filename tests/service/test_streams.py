@@ -19,7 +19,7 @@ from prometheus_client import REGISTRY
 from domain import sight
 from domain.errors import DomainError
 from domain.sight import AUDITOR, EVERYTHING, OPERATOR, PLAYER, Viewer
-from service import present, streams
+from service import present
 from service.application import TablesService
 from service.errors import ServiceError, StreamRefused, TableNotFound
 from service.streams import hub
@@ -256,7 +256,8 @@ def test_events_the_hub_does_not_keep_are_read_from_the_log_once_for_every_strea
     eventually(lambda: all(r.versions() == [1] for r in readers), "every stream sent the opening")
     reads = counted_reads(service, monkeypatch)
     # as a follower that could not decode them says: the tables moved, and nothing more
-    monkeypatch.setattr(service.hub, "recorded", lambda events: service.hub.moved(streams.versions_of(events)))
+    monkeypatch.setattr(service.hub, "recorded", lambda events: service.hub.moved(
+        {str(e.originator_id): e.originator_version for e in events}))
 
     service.execute(table_id, "draw_seats", "anna", {})
 
