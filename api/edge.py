@@ -13,12 +13,15 @@ even /healthz was answered. Here (``Worker``, gunicorn's threaded worker with th
   and the connection closed. Answers and live streams are never cut: the deadline ends once the body is read;
 - requests are handled ``slots`` at a time once their bodies are read (``gate``): as many as the worker had
   threads before (WEB_THREADS, plus one for each of its live streams), so the database sees no more at once;
-- gunicorn's own refusals (400, 414, 431, ...: a request it cannot parse) are the service's JSON error body.
+- gunicorn's own refusals (400, 414, 431, ...: a request it cannot parse) are the service's JSON error body;
+- the group committer (service/groupcommit.py) is told whether another request of the worker may bring a
+  command soon (``InFlight``), so that a batch about to be written can wait for it.
 """
 
 from __future__ import annotations
 
 import os
+import select
 import socket
 import threading
 import time
@@ -34,6 +37,7 @@ from gunicorn import util
 from gunicorn.workers.gthread import ThreadWorker
 from werkzeug.exceptions import RequestTimeout
 
+from service import groupcommit
 from service.config import ConfigError
 
 DEFAULT_MAX_CONNECTIONS = 256
@@ -122,6 +126,109 @@ class Deadlines:
 DEADLINES = Deadlines()
 
 
+class InFlight:
+    """The group committer's company (service/groupcommit.py): whether a request of this worker may bring a
+    command soon. A request counts from the moment the worker hands its connection to a thread until that
+    thread's request turns out not to be a command (``deadlined``), hands its command over, or ends (a count
+    taken by the worker's main thread, given back once by the thread that handles the request). A connection
+    counts for RECENT seconds after it was answered a command (a client playing a table sends its next
+    command at once: meanwhile its connection is on its way back to the worker's poller, then idle), and
+    while an idle one has a request waiting. The asking thread's own connection never counts."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._count = 0
+        self._answered: dict[int, float] = {}  # connections answered a command lately: when
+        self._owner = threading.local()
+        self.idle: Callable[[], list[Any]] | None = None  # the worker's idle connections
+
+    def taken(self) -> None:
+        """A connection handed to a thread for its next request (the worker's main thread)."""
+        with self._lock:
+            self._count += 1
+
+    def own(self, conn: Any) -> None:
+        """The calling thread handles the request just taken on ``conn``."""
+        owner = self._owner
+        owner.counted, owner.command, owner.conn = True, False, id(conn)
+
+    def command(self) -> None:
+        """The calling thread's request is a command."""
+        self._owner.command = True
+
+    def arrived(self) -> None:
+        """The calling thread's request is no longer one to wait for: not a command, or handed over (again:
+        nothing)."""
+        owner = self._owner
+        if getattr(owner, "counted", False):
+            owner.counted = False
+            with self._lock:
+                self._count -= 1
+        if getattr(owner, "command", False):
+            self._answered.pop(owner.conn, None)
+
+    def resumed(self) -> None:
+        """The calling thread's command is written: its connection counts for RECENT seconds, as its client
+        will likely send the next command once answered."""
+        if getattr(self._owner, "command", False):
+            self._recent(self._owner.conn)
+
+    def answered(self) -> None:
+        """The calling thread is done with its request; a command's connection counts for RECENT seconds more."""
+        owner = self._owner
+        if getattr(owner, "counted", False):
+            owner.counted = False
+            with self._lock:
+                self._count -= 1
+        if getattr(owner, "command", False):
+            owner.command = False
+            self._recent(owner.conn)
+
+    def _recent(self, key: int) -> None:
+        now = time.monotonic()
+        with self._lock:
+            if len(self._answered) >= ANSWERED_KEPT:  # connections come and go: only the recent matter
+                self._answered = {k: t for k, t in self._answered.items() if t > now - RECENT}
+            self._answered[key] = now
+
+    def expected(self) -> bool:
+        if self._count > 0:
+            return True
+        mine, recent = getattr(self._owner, "conn", None), time.monotonic() - RECENT
+        if any(when > recent and key != mine for key, when in list(self._answered.items())):
+            return True
+        return self._idle_waiting()
+
+    def _idle_waiting(self) -> bool:
+        """Whether an idle connection has a request waiting that the worker has not taken yet."""
+        if self.idle is None:
+            return False
+        try:
+            connections = self.idle()
+        except RuntimeError:  # changed by the main thread while copied: it is taking one, likely
+            return True
+        if not connections:
+            return False
+        poll = select.poll()
+        for conn in connections:
+            descriptor = _descriptor(conn.sock)
+            if descriptor >= 0:
+                poll.register(descriptor, select.POLLIN)
+        return bool(poll.poll(0))
+
+
+IN_FLIGHT = InFlight()
+
+
+def _readable(sock: Any) -> bool:
+    poll = select.poll()
+    poll.register(sock, select.POLLIN)
+    return bool(poll.poll(0))
+COMMANDS = "/commands"
+RECENT = groupcommit.WAIT_FOR_COMPANY
+ANSWERED_KEPT = 256
+
+
 def _descriptor(sock: Any) -> int:
     try:
         return int(sock.fileno())
@@ -170,6 +277,10 @@ def deadlined(app: Any) -> Any:
         sock = environ.get("gunicorn.socket")
         if DEADLINES.timeout is None or sock is None:
             return app(environ, start_response)
+        if environ.get("REQUEST_METHOD") != "POST" or not environ.get("PATH_INFO", "").endswith(COMMANDS):
+            IN_FLIGHT.arrived()  # no command: no batch waits for it
+        else:
+            IN_FLIGHT.command()
         DEADLINES.finish(sock)
         length = environ.get("CONTENT_LENGTH")
         chunked = "chunked" in environ.get("HTTP_TRANSFER_ENCODING", "").lower()
@@ -231,6 +342,8 @@ class Worker(ThreadWorker):  # type: ignore[misc]
     def init_process(self) -> None:
         DEADLINES.timeout = read_timeout()
         DEADLINES.slots = threading.BoundedSemaphore(self.cfg.threads)
+        IN_FLIGHT.idle = lambda: list(self.keepalived_conns)
+        groupcommit.company = IN_FLIGHT
         threading.Thread(target=DEADLINES.watch, name="zametano-deadlines", daemon=True).start()
         super().init_process()
 
@@ -238,12 +351,20 @@ class Worker(ThreadWorker):  # type: ignore[misc]
         # Threads are made as connections need them, up to one for each connection the worker may hold.
         return futures.ThreadPoolExecutor(max_workers=max(self.worker_connections, self.cfg.threads))
 
+    def enqueue_req(self, conn: Any) -> None:
+        IN_FLIGHT.taken()
+        super().enqueue_req(conn)
+
     def handle(self, conn: Any) -> Any:
+        IN_FLIGHT.own(conn)
+        if not conn.initialized and not _readable(conn.sock):
+            IN_FLIGHT.arrived()  # a new connection that has sent nothing yet: no batch waits for it
         descriptor = _descriptor(conn.sock)  # gunicorn may close the socket before this thread is done
         DEADLINES.start(conn.sock, "headers")
         try:
             result = super().handle(conn)
         finally:
+            IN_FLIGHT.answered()
             cut = DEADLINES.finish(descriptor)
         if cut == "headers":
             write_error(conn.sock, 408, "Request Timeout", str(_timeout("line and headers").description))

@@ -574,6 +574,7 @@ def measure_http(served: Served, clients: int, seconds: float, seed: int, backen
         marks["client"] = time.process_time()
         window.deadline = time.monotonic() + seconds
 
+    batches = Batches(served.port)
     barrier = threading.Barrier(clients, action=start)
     threads = [threading.Thread(target=p.run, args=(barrier, window, warmup), daemon=True) for p in players]
     for t in threads:
@@ -588,8 +589,38 @@ def measure_http(served: Served, clients: int, seconds: float, seed: int, backen
     server = tree_cpu(served.pid) - marks["server"]
     pg = Backends.spent(marks["pg"], backends.snapshot(appname)) if marks["pg"] is not None and backends else None
     latencies = [x for p in players for x in p.latencies]
-    return summarise(latencies, sum(p.in_window for p in players), seconds, len(latencies), server, pg, client,
-                     sum(p.refused for p in players))
+    measure = summarise(latencies, sum(p.in_window for p in players), seconds, len(latencies), server, pg, client,
+                        sum(p.refused for p in players))
+    measure["per transaction"] = batches.since()
+    return measure
+
+
+class Batches:
+    """Commands a group commit wrote in one transaction, on average since it was made: the service's own histogram
+    (zametano_group_commit_batch_commands, summed over the workers at /metrics); None where there is none."""
+
+    PATTERN = re.compile(rb"^zametano_group_commit_batch_commands_(sum|count) ([0-9.e+]+)$", re.MULTILINE)
+
+    def __init__(self, port: int) -> None:
+        self.port = port
+        self.start = self.read()
+
+    def read(self) -> dict[bytes, float] | None:
+        client = Client(self.port)
+        try:
+            status, raw = client.call("GET", "/metrics")
+        except OSError:
+            return None
+        finally:
+            client.close()
+        found = {m.group(1): float(m.group(2)) for m in self.PATTERN.finditer(raw)} if status == 200 else {}
+        return found if len(found) == 2 else None
+
+    def since(self) -> float | None:
+        end = self.read()
+        if self.start is None or end is None or end[b"count"] <= self.start[b"count"]:
+            return None
+        return (end[b"sum"] - self.start[b"sum"]) / (end[b"count"] - self.start[b"count"])
 
 
 def measure_echo(served: Served, seconds: float, warmup: int) -> Measure:
@@ -890,6 +921,8 @@ def describe(config: Config, m: Measure) -> str:
         text += f", latency average {m['latency average']:.2f} ms"
     if m.get("cpu") is not None:
         text += f", CPU {m['cpu']:.2f} ms each"
+    if m.get("per transaction") is not None:
+        text += f", {m['per transaction']:.2f} commands a transaction"
     if m.get("refused"):
         text += f", {m['refused']:.0f} refused"
     return text

@@ -22,7 +22,7 @@ from eventsourcing.persistence import PersistenceError
 from eventsourcing.utils import resolve_topic
 
 from domain.table import Table, TableEvent
-from service import present, store
+from service import groupcommit, present, store
 from service.errors import DamagedLog, ServiceError, TableNotFound
 
 if TYPE_CHECKING:
@@ -127,7 +127,9 @@ class HeadLease:
         uuid = table_uuid(table_id)
         unread = getattr(app.recorder, "checks_predecessors", False)
         lock = _head_lock(app, uuid)
-        lock.acquire()
+        if not lock.acquire(blocking=False):
+            groupcommit.stepping_aside()  # waits for the table's command in hand: no batch waits for this one
+            lock.acquire()
         try:
             table = app.repository.cache.get(uuid) if unread else _read(app, table_id, uuid, None)
         except KeyError:

@@ -20,6 +20,7 @@ from eventsourcing.persistence import IntegrityError, OperationalError
 from domain.errors import DomainError, NotAllowedNow
 from service.application import utc_now
 from service.errors import ConcurrentWrite, StoreUnavailable, VersionMismatch
+from service import groupcommit, replay
 from service.groupcommit import GroupCommitter
 from tests.helpers import pick, queued
 
@@ -284,3 +285,143 @@ def test_many_threads_on_shared_tables_have_every_acknowledged_command_recorded_
         assert told == log[1:]
         assert service.verify(table_id)["ok"] is True
     assert sum(sizes) >= sum(len(r) for r in acknowledged.values())
+
+
+# --- waiting for company (the server tells the committer whether another command may come soon) -------------
+
+
+class Expecting:
+    """A server's company: it expects the commands of the threads named in ``coming`` until each is handed
+    over (or, with ``always``, forever); ``fails`` makes every look fail."""
+
+    def __init__(self, coming: set[str] = frozenset(), *, always: bool = False, fails: bool = False) -> None:
+        self.coming = set(coming)
+        self.always = always
+        self.fails = fails
+        self.looks = 0
+        self.resumed_by: list[str] = []
+
+    def expected(self) -> bool:
+        self.looks += 1
+        if self.fails:
+            raise RuntimeError("the server's count is broken")
+        return self.always or bool(self.coming)
+
+    def arrived(self) -> None:
+        self.coming.discard(threading.current_thread().name)
+
+    def resumed(self) -> None:
+        self.resumed_by.append(threading.current_thread().name)
+
+
+def decided_table(table_id: str, version: int = 1) -> Any:
+    return SimpleNamespace(id=table_id, version=version - 1, pending_events=[SimpleNamespace(originator_version=version)])
+
+
+def committing(committer: GroupCommitter, name: str, table: Any, outcomes: dict[str, Any]) -> threading.Thread:
+    def run() -> None:
+        try:
+            committer.commit(table)
+            outcomes[name] = None
+        except BaseException as exc:  # noqa: BLE001 - checked by the test
+            outcomes[name] = exc
+
+    thread = threading.Thread(target=run, name=name)
+    thread.start()
+    return thread
+
+
+def saving_into(saved: list[list[str]]) -> Callable[..., None]:
+    def save(*aggregates: Any) -> None:
+        saved.append(sorted(a.id for a in aggregates))
+    return save
+
+
+@pytest.fixture
+def company(monkeypatch: pytest.MonkeyPatch) -> Callable[[Expecting], Expecting]:
+    def install(expecting: Expecting) -> Expecting:
+        monkeypatch.setattr(groupcommit, "company", expecting)
+        return expecting
+    return install
+
+
+def test_a_leader_waits_for_a_command_its_server_expects_and_writes_both_in_one_transaction(company):
+    expecting = company(Expecting({"second"}))
+    saved: list[list[str]] = []
+    committer = GroupCommitter(saving_into(saved))
+    committer.wait_for_company = HANDED_TIMEOUT  # only a leader that stopped waiting early writes alone
+    outcomes: dict[str, Any] = {}
+
+    first = committing(committer, "first", decided_table("t1"), outcomes)
+    deadline = time.monotonic() + HANDED_TIMEOUT
+    while expecting.looks == 0 and time.monotonic() < deadline:
+        time.sleep(0.001)  # the leader is waiting now
+    second = committing(committer, "second", decided_table("t2"), outcomes)
+    first.join()
+    second.join()
+
+    assert saved == [["t1", "t2"]]
+    assert outcomes == {"first": None, "second": None}
+    assert sorted(expecting.resumed_by) == ["first", "second"]  # both may send their next command now
+
+
+def test_a_leader_whose_server_expects_nothing_writes_at_once(company):
+    company(Expecting())
+    saved: list[list[str]] = []
+    committer = GroupCommitter(saving_into(saved))
+    committer.wait_for_company = 3600.0  # a leader that waited anyway would not finish within the join's limit
+    outcomes: dict[str, Any] = {}
+
+    thread = committing(committer, "alone", decided_table("t1"), outcomes)
+    thread.join(HANDED_TIMEOUT)
+
+    assert not thread.is_alive(), "the leader waited although nothing was expected"
+    assert saved == [["t1"]] and outcomes == {"alone": None}
+
+
+def test_a_leader_waits_for_company_no_longer_than_its_limit(company):
+    company(Expecting(always=True))  # expected, and never comes
+    saved: list[list[str]] = []
+    committer = GroupCommitter(saving_into(saved))
+    committer.wait_for_company = 0.05
+    outcomes: dict[str, Any] = {}
+
+    thread = committing(committer, "alone", decided_table("t1"), outcomes)
+    thread.join(HANDED_TIMEOUT)
+
+    assert not thread.is_alive() and saved == [["t1"]] and outcomes == {"alone": None}
+
+
+def test_a_company_that_fails_to_answer_never_fails_the_batch(company, caplog):
+    company(Expecting(fails=True))
+    saved: list[list[str]] = []
+    committer = GroupCommitter(saving_into(saved))
+    outcomes: dict[str, Any] = {}
+
+    committing(committer, "alone", decided_table("t1"), outcomes).join(HANDED_TIMEOUT)
+
+    assert saved == [["t1"]] and outcomes == {"alone": None}
+    assert "could not look for company" in caplog.text
+
+
+def test_a_command_waiting_for_its_tables_lock_is_no_longer_expected(make_service, company):
+    # Its table's command in hand holds the lock until answered, so it could not join that command's batch:
+    # a leader waiting for it would wait its whole limit for nothing.
+    service = make_service()
+    if service.repository.cache is None:
+        pytest.skip("without a cache a command holds no lock of its table")
+    table_id = open_tables(service, 1)[0]
+    draw(service, table_id)()  # a command's table is the one cached
+    expecting = company(Expecting({"blocked"}))
+    holding = replay.HeadLease(service, table_id)
+    assert holding.table is not None, "the table was not lent from the cache"
+    try:
+        blocked = threading.Thread(target=lambda: replay.HeadLease(service, table_id).release(), name="blocked")
+        blocked.start()
+        deadline = time.monotonic() + HANDED_TIMEOUT
+        while expecting.coming and time.monotonic() < deadline:
+            time.sleep(0.001)
+        assert not expecting.coming, "the blocked command stayed expected"
+    finally:
+        holding.release()
+    blocked.join()
