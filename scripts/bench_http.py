@@ -955,9 +955,10 @@ def throughput_table(med: dict[str, Measure], names: list[str]) -> str:
         unit = "transactions" if name.startswith("pgbench") else "requests" if name == "echo" else "commands"
         rows.append([BY_NAME[name].label, f"{number(m['rate'], 0)} {unit}", spread(m), number(m.get("p50"), 2),
                      number(m.get("p95"), 2), number(m.get("cpu"), 2), number(m.get("pg cpu"), 2),
-                     number(m.get("client cpu"), 2), number(m.get("refused"), 0)])
+                     number(m.get("client cpu"), 2), number(m.get("per transaction"), 2), number(m.get("refused"), 0)])
     return markdown_table(["configuration", "per second", "range over rounds", "p50 (ms)", "p95 (ms)",
-                           "CPU (ms/op)", "of which PostgreSQL", "load generator CPU (ms/op)", "refused"], rows)
+                           "CPU (ms/op)", "of which PostgreSQL", "load generator CPU (ms/op)", "commands a transaction",
+                           "refused"], rows)
 
 
 def curve_table(med: dict[str, Measure]) -> str:
@@ -966,9 +967,9 @@ def curve_table(med: dict[str, Measure]) -> str:
         if name in med:
             m = med[name]
             rows.append([str(BY_NAME[name].clients), number(m["rate"], 0), spread(m), number(m["p50"], 1), number(m["p95"], 1),
-                         number(m.get("cpu"), 2)])
+                         number(m.get("cpu"), 2), number(m.get("per transaction"), 2)])
     return markdown_table(["tables played at once", "commands/s", "range over rounds", "p50 (ms)", "p95 (ms)",
-                           "CPU (ms/command)"], rows)
+                           "CPU (ms/command)", "commands a transaction"], rows)
 
 
 def reads_table(med: dict[str, Measure]) -> str:
@@ -1168,7 +1169,9 @@ def section(args: argparse.Namespace, elapsed: float, load_before: tuple[float, 
         "processes (WAL writer, checkpointer) are not counted, nor is the load generator, shown apart. The "
         f"server, the database and the load generator share the machine's {os.cpu_count() or 1} cores. On a "
         "shared machine CPU per operation moves far less between rounds than throughput and latency, which wait "
-        "for whatever else runs. "
+        "for whatever else runs. 'Commands a transaction' is how many commands group commit wrote in one "
+        "transaction on average over the timed window (the service's own histogram, "
+        "`zametano_group_commit_batch_commands` at /metrics). "
         + args.note).strip(),
         throughput,
     ]
