@@ -46,6 +46,9 @@ DEFAULT_READ_TIMEOUT = 10.0
 WATCH_INTERVAL = 0.25  # how late past its deadline a connection may be cut
 BODY_METHODS = ("POST", "PUT", "PATCH", "DELETE")
 LIVENESS = "/healthz"
+COMMANDS = "/commands"  # the end of a command's path: the only requests a batch waits for
+RECENT = groupcommit.WAIT_FOR_COMPANY  # seconds a connection answered a command counts as company
+ANSWERED_KEPT = 256  # connections remembered before the old ones are forgotten
 
 
 def max_connections(environ: Any = None) -> int:
@@ -159,13 +162,9 @@ class InFlight:
     def arrived(self) -> None:
         """The calling thread's request is no longer one to wait for: not a command, or handed over (again:
         nothing)."""
-        owner = self._owner
-        if getattr(owner, "counted", False):
-            owner.counted = False
-            with self._lock:
-                self._count -= 1
-        if getattr(owner, "command", False):
-            self._answered.pop(owner.conn, None)
+        self._give_back()
+        if getattr(self._owner, "command", False):
+            self._answered.pop(self._owner.conn, None)  # in the batch now: no leader waits for it
 
     def resumed(self) -> None:
         """The calling thread's command is written: its connection counts for RECENT seconds, as its client
@@ -175,14 +174,17 @@ class InFlight:
 
     def answered(self) -> None:
         """The calling thread is done with its request; a command's connection counts for RECENT seconds more."""
-        owner = self._owner
-        if getattr(owner, "counted", False):
-            owner.counted = False
+        self._give_back()
+        if getattr(self._owner, "command", False):
+            self._owner.command = False
+            self._recent(self._owner.conn)
+
+    def _give_back(self) -> None:
+        """The calling thread's count, once."""
+        if getattr(self._owner, "counted", False):
+            self._owner.counted = False
             with self._lock:
                 self._count -= 1
-        if getattr(owner, "command", False):
-            owner.command = False
-            self._recent(owner.conn)
 
     def _recent(self, key: int) -> None:
         now = time.monotonic()
@@ -224,9 +226,6 @@ def _readable(sock: Any) -> bool:
     poll = select.poll()
     poll.register(sock, select.POLLIN)
     return bool(poll.poll(0))
-COMMANDS = "/commands"
-RECENT = groupcommit.WAIT_FOR_COMPANY
-ANSWERED_KEPT = 256
 
 
 def _descriptor(sock: Any) -> int:

@@ -83,3 +83,7 @@ _._openapi_json
 _.dump
 # service/onetrip.py: the library builds its recorder from APPLICATION_RECORDER_TOPIC (service/bootstrap.py).
 OneTripRecorder
+
+# service/streams/hub.py: whether the follower has subscribed, which the streams' tests wait for before they
+# count reads (its first subscription makes every stream read the log again).
+_.hearing

@@ -179,6 +179,11 @@ class Hub:
             found = [watched.recent.get(version) for version in range(after + 1, upto + 1)]
         return None if None in found else found  # type: ignore[return-value]
 
+    @property
+    def hearing(self) -> bool:
+        """Whether a follower has subscribed: other processes' commands reach the streams only from then on."""
+        return self._floor is not None
+
     def subscribed(self, gt: int) -> None:
         """The follower reads the log from after ``gt`` on. From further on than this hub heard (or at its
         first subscription), what lies between is not in its memory: streams read it from the log."""

@@ -235,6 +235,9 @@ def test_the_streams_of_one_table_send_their_own_process_s_command_with_no_read_
 def test_streams_send_the_commands_of_another_process_as_its_follower_decoded_them_with_no_read(
         make_service, shared_store, reading, monkeypatch):
     streaming, writer = make_service(follow=True), make_service()
+    # The follower's first subscription makes every stream open then read the log again (what came before it
+    # is in no memory): on a busy machine it can come after the streams below opened, so they open after it.
+    eventually(lambda: streaming.hub.hearing, "the follower subscribed")
     table_id = open_table(writer)
     readers = [reading(streaming.table_feed(table_id, 0, QUIET)) for _ in range(3)]
     eventually(lambda: all(r.versions() == [1] for r in readers), "every stream sent the opening")
