@@ -209,22 +209,19 @@ class InFlight:
             connections = self.idle()
         except RuntimeError:  # changed by the main thread while copied: it is taking one, likely
             return True
-        if not connections:
-            return False
-        poll = select.poll()
-        for conn in connections:
-            descriptor = _descriptor(conn.sock)
-            if descriptor >= 0:
-                poll.register(descriptor, select.POLLIN)
-        return bool(poll.poll(0))
+        return _readable(*(conn.sock for conn in connections))
 
 
 IN_FLIGHT = InFlight()
 
 
-def _readable(sock: Any) -> bool:
+def _readable(*socks: Any) -> bool:
+    """Whether any of ``socks`` has bytes waiting (or its client closed it), without waiting."""
     poll = select.poll()
-    poll.register(sock, select.POLLIN)
+    for sock in socks:
+        descriptor = _descriptor(sock)
+        if descriptor >= 0:
+            poll.register(descriptor, select.POLLIN)
     return bool(poll.poll(0))
 
 
