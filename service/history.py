@@ -125,13 +125,7 @@ class History:
         (``now``: the table at its head, for what an auditor may see since; ``table``: the table at
         ``version``, where the caller already rebuilt it); DamagedLog where the stored history cannot give
         it."""
-        table = table if table is not None else self.table(table_id, version=version)
-        state = present.state(table, viewer, now)
-        following = self.read_events(table_id, after=version, upto=version + 1)
-        if following and following[0].command == table.commands:  # type: ignore[attr-defined]
-            state["expects"] = []  # between two events of one command nothing is expected
-        state["as_of"] = {"version": version, "timestamp": format_timestamp(table.modified_on)}
-        return state
+        return state_at(self, table_id, version, viewer, now, table)
 
     def index_caught_up(self) -> None:
         self.index.bring_up_to_date()
@@ -158,3 +152,15 @@ class History:
         if row is None:
             return {"version": 1, "message": "the read model holds nothing of this table yet"}
         return row["index_error"]
+
+
+def state_at(history: TableHistory, table_id: str, version: int, viewer: Viewer = EVERYTHING,
+             now: Table | None = None, table: Table | None = None) -> dict[str, Any]:
+    """History.state_at through any TableHistory (an audit's, which keeps the rows it read)."""
+    table = table if table is not None else history.table(table_id, version=version)
+    state = present.state(table, viewer, now)
+    following = history.read_events(table_id, after=version, upto=version + 1)
+    if following and following[0].command == table.commands:  # type: ignore[attr-defined]
+        state["expects"] = []  # between two events of one command nothing is expected
+    state["as_of"] = {"version": version, "timestamp": format_timestamp(table.modified_on)}
+    return state

@@ -17,6 +17,8 @@ from service import present
 from service.audit import checkpoints
 from service.history import TableHistory
 
+AHEAD = 250  # rows read with a checkpoint's at most (a round audit's page)
+
 ROUND_FIELDS = ("first_version", "last_version", "started_at", "ended_at", "summary")
 SHOE_FIELDS = ("shuffled_version", "revealed_version", "deck", "decks", "algorithm", "commitment", "cut", "seed")
 
@@ -41,11 +43,15 @@ class LogRounds:
         self.stopped = False
         self.broken = False
 
-    def resume(self, history: TableHistory, number: int) -> int:
+    def resume(self, history: TableHistory, number: int, through: int | None = None) -> int:
         """Starts from the latest checkpoint before round ``number`` whose event is still the one it was
-        made at (service/audit/checkpoints.py); returns the version to read after (0: from the start)."""
+        made at (service/audit/checkpoints.py); returns the version to read after (0: from the start).
+        ``through``: the version the caller reads on to, read with the checkpoint's row (at most AHEAD more
+        rows), for a history that keeps what it read."""
         for version, digest, game, state in checkpoints.before_round(self.table_id, number):
-            rows = history.stored_rows(self.table_id, version - 1, version)
+            ahead = min(max((through or version) - version, 0), AHEAD)
+            rows = history.stored_rows(self.table_id, version - 1, None, limit=1 + ahead)[:1]
+            rows = [row for row in rows if row[0] == version]
             if rows and rows[0][1] is not None and rows[0][1].digest == digest:
                 self.game, self.tracker, self.horizon = game, RoundTracker(ROUND_MARKS[game], state), version
                 return version

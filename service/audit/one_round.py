@@ -16,22 +16,24 @@ from service.audit.money import check_money
 from service.audit.problems import at, unreadable_message
 from service.audit.read_model import catch_up, index_problems
 from service.audit.rules import check_rules
-from service.errors import DamagedLog, IndexIncomplete, NotFoundInHistory
-from service.history import TableHistory
+from service.errors import DamagedLog, IndexIncomplete, NotFoundInHistory, TableNotFound
+from service.history import TableHistory, state_at
 
 PAGE = 250  # rows read (and decoded) at a time while the log is read for a round, at most
-FIRST_PAGE = 32  # the first read: a round is most often found within a checkpoint's distance (100 versions)
+FIRST_PAGE = 32  # the first read where the read model does not say where the round ends
+NEAR = 8  # rows read at a time where what is looked for is a few versions away (a shoe's cut, a command's edge)
 
 
 def round_audit(history: TableHistory, table_id: str, number: int, viewer: Viewer = EVERYTHING) -> dict[str, Any]:
     """One finished round: its events, the state before and after, cards, decisions, payments, and the
     checks (docs/design.md "Replay and audit"), as ``viewer`` sees them at the table's head (domain/sight.py;
-    the checks run on the events as recorded). Reads only the round's events and two snapshot-based states.
-    A round whose stored events are not whole is audited as far as they allow, every break named."""
+    the checks run on the events as recorded). Reads the round's events with a few rows on either side, and
+    the state before it from a snapshot (the state after it is the state before and the round's events). A
+    round whose stored events are not whole is audited as far as they allow, every break named."""
     history = rebuilt = _Rebuilt(history)  # type: ignore[assignment]
-    row, found, read = _the_round(history, table_id, number)
+    row, found = _the_round(history, table_id, number)
     first, last = row["first_version"], row["last_version"]
-    log, events = _round_log(history, table_id, first, last, read)
+    log, events = _round_log(history, table_id, first, last)
     problems = _bound(history, table_id) + list(log.problems)
     now = _head(rebuilt, table_id)
     seen = None if viewer == EVERYTHING else present.sight(viewer, now)
@@ -71,13 +73,19 @@ Rows = list[tuple[int, TableEvent | None]]
 
 
 class _Rebuilt:
-    """The audit's history, rebuilding each version of the table once: the state before the round, its rules
-    check and its decisions all start from the table just before it. Each caller gets a copy of its own (the
-    rules check runs the round's commands on it), a pickle copy being a fraction of a rebuild's cost."""
+    """The audit's history. It rebuilds each version of the table once (the state before the round, its rules
+    check and its decisions all start from the table just before it), and a later version from an earlier one
+    and the round's events already read, as the log's replay would. It keeps every row it read, and answers
+    again from them any read of versions it holds every one of: finding the round reads the rows around it,
+    which the round's chain, its whole commands and the states around it read again. A row is kept as it was
+    read, unreadable ones too, so what the audit says of a row is what one read of it said. Each caller gets a
+    table of its own (the rules check runs the round's commands on it), a pickle copy being a fraction of a
+    rebuild's cost."""
 
     def __init__(self, history: TableHistory) -> None:
         self._history = history
         self._tables: dict[int | None, Table | DamagedLog] = {}
+        self._held: dict[int, TableEvent | None] = {}
 
     def table(self, table_id: str, version: int | None = None) -> Table:
         return copy_of(self.shared(table_id, version))
@@ -86,7 +94,7 @@ class _Rebuilt:
         """The audit's own copy of the table at ``version``, for reading only."""
         if version not in self._tables:
             try:
-                self._tables[version] = self._history.table(table_id, version=version)
+                self._tables[version] = self._replayed(version) or self._history.table(table_id, version=version)
             except DamagedLog as exc:
                 self._tables[version] = exc
         found = self._tables[version]
@@ -94,26 +102,83 @@ class _Rebuilt:
             raise found
         return found
 
+    def _replayed(self, version: int | None) -> Table | None:
+        """The table at ``version`` from the latest earlier version rebuilt and the events between, where
+        every one of them was read and can be read; else None (the version is rebuilt from the store)."""
+        if version is None:
+            return None
+        earlier = [v for v, t in self._tables.items() if v is not None and v < version and isinstance(t, Table)]
+        if not earlier:
+            return None
+        start = max(earlier)
+        events = [self._held.get(v) for v in range(start + 1, version + 1)]
+        if any(e is None for e in events):
+            return None
+        table = copy_of(self._tables[start])  # type: ignore[arg-type]
+        try:
+            for e in events:
+                table = e.mutate(table)  # type: ignore[union-attr]
+        except Exception:  # noqa: BLE001 - rebuilt from the store instead, which names what is wrong
+            return None
+        return table
+
     def state_at(self, table_id: str, version: int, viewer: Viewer = EVERYTHING, now: Table | None = None) -> dict[str, Any]:
-        return self._history.state_at(table_id, version, viewer, now, table=self.shared(table_id, version))
+        return state_at(self, table_id, version, viewer, now, table=self.shared(table_id, version))
+
+    def require_table(self, table_id: str) -> None:
+        # The first row, kept: the chain's binding check reads it again.
+        if not self.stored_rows(table_id, 0, None, limit=1):
+            raise TableNotFound(table_id)
+
+    def stored_rows(self, table_id: str, after: int, upto: int | None = None, limit: int | None = None) -> Rows:
+        wanted = _versions(after, upto, limit)
+        if wanted is not None and all(v in self._held for v in wanted):
+            return [(v, self._held[v]) for v in wanted]
+        rows = self._history.stored_rows(table_id, after, upto, limit)
+        self._held.update(rows)
+        return rows
+
+    def read_events(self, table_id: str, *, after: int = 0, upto: int | None = None, limit: int | None = None,
+                    newest_first: bool = False) -> list[TableEvent]:
+        wanted = _versions(after, upto, limit, newest_first)
+        if wanted is None or not all(v in self._held for v in wanted):
+            events = self._history.read_events(table_id, after=after, upto=upto, limit=limit, newest_first=newest_first)
+            self._held.update((e.originator_version, e) for e in events)
+            return events
+        events = []
+        for v in wanted:
+            event = self._held[v]
+            if event is None:  # as the store's own read says it (service/replay.py decoded)
+                raise DamagedLog(table_id, f"the stored event at version {v} cannot be read", v)
+            events.append(event)
+        return events
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._history, name)
 
 
-def _the_round(history: TableHistory, table_id: str, number: int) -> tuple[dict[str, Any], list[dict[str, Any]], Rows]:
+def _versions(after: int, upto: int | None, limit: int | None, newest_first: bool = False) -> list[int] | None:
+    """The versions a read of the log asks for, in the order it gives them, if a log holding every one gives
+    exactly those; None for a read to the log's end, which only the store can answer."""
+    if upto is None:
+        return None if limit is None or newest_first else list(range(after + 1, after + 1 + limit))
+    versions = range(after + 1, upto + 1)[::-1 if newest_first else 1]  # a range: sliced without being listed
+    return list(versions if limit is None else versions[:limit])
+
+
+def _the_round(history: TableHistory, table_id: str, number: int) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """The round as the table's own log gives it (its bounds, times and summary), with every field where the
-    read model's row says otherwise, and the rows read to find it. Where a break in the log keeps the rounds
-    from being told up to this one, the read model's row says where to look (the log's own check names the
-    break)."""
+    read model's row says otherwise. Where a break in the log keeps the rounds from being told up to this one,
+    the read model's row says where to look (the log's own check names the break)."""
     row = _finished_round(history, table_id, number)
     log = LogRounds(table_id)
-    after = log.resume(history, number)
-    size = FIRST_PAGE  # doubled at each read: a few rows past the round are read, not a whole page
-    read: Rows = []
+    # The first read goes as far as the read model says the round ends, with the few rows after it that the
+    # round's whole commands and the state after it look at; the log alone says where the round is.
+    through = row["last_version"] + 1 + NEAR if row is not None else None
+    after = log.resume(history, number, through)
+    size = FIRST_PAGE if through is None else min(max(through - after, 1), PAGE)
     while log.round(number) is None and not log.stopped:
         page = history.stored_rows(table_id, after, None, limit=size)
-        read += page
         for version, e in page:
             log.feed(version, e)
             if log.round(number) is not None:
@@ -121,17 +186,17 @@ def _the_round(history: TableHistory, table_id: str, number: int) -> tuple[dict[
         if len(page) < size:
             log.close()
         after = page[-1][0] if page else after
-        size = min(2 * size, PAGE)
+        size = min(2 * max(size, FIRST_PAGE), PAGE)  # doubled: a few rows past the round, not a whole page
     truth = log.round(number)
     if truth is None:
         if row is None:
             raise _not_found(history, table_id, number)
-        return row, compare_round(row, None, log.known), read
+        return row, compare_round(row, None, log.known)
     if row is None:
         return truth, [finding(truth["first_version"], f"round {number}: the log finishes it at versions "
                                                        f"{truth['first_version']} to {truth['last_version']}, but "
-                                                       "the read model does not list it", "round", number)], read
-    return truth, compare_round(row, truth, log.known), read
+                                                       "the read model does not list it", "round", number)]
+    return truth, compare_round(row, truth, log.known)
 
 
 def _bound(history: TableHistory, table_id: str) -> list[dict[str, Any]]:
@@ -173,16 +238,12 @@ def _not_found(history: TableHistory, table_id: str, number: int) -> NotFoundInH
     )
 
 
-def _round_log(history: TableHistory, table_id: str, first: int, last: int, read: Rows) -> tuple[LogCheck, list[TableEvent]]:
+def _round_log(history: TableHistory, table_id: str, first: int, last: int) -> tuple[LogCheck, list[TableEvent]]:
     """The round's stored rows checked as a stretch of the log (from the digest of the event before it), and
-    the events among them that can be read; taken from the rows already ``read`` where they hold every version
-    from the one before the round to its last, else read again."""
-    start = max(first - 1, 1)
-    held = {version: row for version, row in read if start <= version <= last}
-    whole = len(held) == last - start + 1  # one row a version: every version of the stretch is there
+    the events among them that can be read."""
     log = LogCheck(first, "")
     if first > 1:  # the event before the round, for the first link of its chain
-        before = [(first - 1, held[first - 1])] if whole else history.stored_rows(table_id, first - 2, first - 1)
+        before = history.stored_rows(table_id, first - 2, first - 1)
         if not before:
             log = LogCheck(first, None)
             log.problems.append(at("chain", first - 1, f"version {first - 1}, just before the round, is missing: "
@@ -193,8 +254,7 @@ def _round_log(history: TableHistory, table_id: str, first: int, last: int, read
         else:
             log = LogCheck(first, before[0][1].digest, before[0][1].timestamp)
     events: list[TableEvent] = []
-    rows = [(v, held[v]) for v in range(first, last + 1)] if whole else history.stored_rows(table_id, first - 1, last)
-    for version, e in rows:
+    for version, e in history.stored_rows(table_id, first - 1, last):
         if e is None:
             log.unreadable(version)
         else:
@@ -236,6 +296,8 @@ def _log_shoes(history: TableHistory, table_id: str, events: list[TableEvent]) -
     problems: list[dict[str, Any]] = []
     for row in history.indexed_shoes(table_id, sorted(first_card)):
         number = row["shoe"]
+        # The shuffle and the few events after it, where its cut is, in one read (kept for the two looks below).
+        history.stored_rows(table_id, row["shuffled_version"] - 1, None, limit=1 + NEAR)
         shuffled = _one(history, table_id, row["shuffled_version"], "ShoeShuffled", number, problems)
         if shuffled is None:
             continue
@@ -271,13 +333,13 @@ def _find_cut(history: TableHistory, table_id: str, shuffled: int, first_card: i
     after = shuffled
     while after < first_card:
         try:
-            page = history.read_events(table_id, after=after, upto=first_card, limit=8)
+            page = history.read_events(table_id, after=after, upto=first_card, limit=NEAR)
         except DamagedLog:
             return None  # the rows in between are named by the log's own check
         for e in page:
             if getattr(e, "shoe", None) == shoe and e.type in ("ShoeCut", "CardDealt", "ShoeShuffled"):
                 return e if e.type == "ShoeCut" else None
-        if len(page) < 8:
+        if len(page) < NEAR:
             return None
         after = page[-1].originator_version
     return None
@@ -318,12 +380,12 @@ def _same_command_beyond(history: TableHistory, table_id: str, edge: TableEvent,
         while True:
             at_version = (found[-1] if found else edge).originator_version
             if backwards:
-                page = history.read_events(table_id, upto=at_version - 1, newest_first=True, limit=8)
+                page = history.read_events(table_id, upto=at_version - 1, newest_first=True, limit=NEAR)
             else:
-                page = history.read_events(table_id, after=at_version, limit=8)
+                page = history.read_events(table_id, after=at_version, limit=NEAR)
             same = [e for e in page if e.command == edge.command]  # type: ignore[attr-defined]
             found += same
-            if len(same) < len(page) or len(page) < 8:
+            if len(same) < len(page) or len(page) < NEAR:
                 return found
     except DamagedLog:
         return found

@@ -148,6 +148,66 @@ def test_a_stored_event_damaged_beyond_reading_is_named_not_crashed_on(make_serv
     assert fresh.round_audit(table_id, 1)["checks"]["chain"] is True  # the rounds before it still audit
 
 
+# --- what a round's audit reads ------------------------------------------------------------------------
+
+def reading_every_row_again(monkeypatch):
+    """Round audits from now on keep nothing they read: every read goes to the store, every state is rebuilt."""
+    from service.audit import one_round
+
+    monkeypatch.setattr(one_round, "_versions", lambda *args: None)
+    monkeypatch.setattr(one_round._Rebuilt, "_replayed", lambda self, version: None)
+
+
+@pytest.mark.parametrize("game", ["chemin-de-fer", "card-lottery"])
+def test_a_round_audit_answers_as_one_that_reads_every_row_again_and_rebuilds_every_state(service, game, monkeypatch):
+    table_id = played(service, game)
+    numbers = [r["round"] for r in all_rounds(service, table_id)]
+    kept = [service.round_audit(table_id, n) for n in numbers]
+    reading_every_row_again(monkeypatch)
+    assert [service.round_audit(table_id, n) for n in numbers] == kept
+
+
+def test_a_damaged_round_audit_names_what_one_that_reads_every_row_again_names(make_service, stored, monkeypatch):
+    service = make_service()
+    table_id = played(service)
+    rounds = all_rounds(service, table_id)
+    card = service.round_audit(table_id, 1)["cards"][0]
+    other = "2c" if card["card"] != "2c" else "3c"
+    tamper(stored, table_id, card["version"], f'"card":"{card["card"]}"'.encode(), f'"card":"{other}"'.encode())
+    tamper(stored, table_id, rounds[2]["first_version"] + 1, b'"actor":', b'"act0r":')
+    tamper(stored, table_id, rounds[4]["last_version"], b'"actor":', b'"act0r":')  # the state after, unreadable
+    numbers = [r["round"] for r in rounds]
+    first_reader = make_service()  # another process, nothing cached
+    kept = [first_reader.round_audit(table_id, n) for n in numbers]
+    assert {n for n, audit in zip(numbers, kept) if audit["problems"]} >= {1, 3, 5}
+    reading_every_row_again(monkeypatch)
+    second_reader = make_service()
+    assert [second_reader.round_audit(table_id, n) for n in numbers] == kept
+
+
+def test_a_round_audit_reads_the_rounds_rows_once_and_replays_the_state_after_from_the_state_before(
+        service, monkeypatch):
+    table_id = played(service)
+    rounds = all_rounds(service, table_id)
+    middle = rounds[len(rounds) // 2]
+    reads, snapshot_reads = [], []
+    events, snapshots = service.recorder.select_events, service.snapshots.recorder.select_events
+
+    def read_events(*args, **kwargs):
+        rows = events(*args, **kwargs)
+        reads.append({row.originator_version for row in rows})
+        return rows
+
+    monkeypatch.setattr(service.recorder, "select_events", read_events)
+    monkeypatch.setattr(service.snapshots.recorder, "select_events",
+                        lambda *args, **kwargs: snapshot_reads.append(1) or snapshots(*args, **kwargs))
+    audit = service.round_audit(table_id, middle["round"])
+    assert audit["problems"] == [] and audit["state_after"]["as_of"]["version"] == middle["last_version"]
+    for version in range(middle["first_version"], middle["last_version"] + 1):
+        assert sum(version in read for read in reads) == 1, (version, reads)
+    assert len(snapshot_reads) <= 1  # the state before the round only
+
+
 # --- a payout the rules forbid, recorded behind the service's back -------------------------------------
 
 def test_a_payout_the_rules_forbid_fails_the_rules_check_even_with_an_intact_chain(make_service):

@@ -118,7 +118,6 @@ def test_two_tables_ids_exchanged_in_the_store_are_named_at_version_1_without_ke
 def test_a_round_audit_reads_the_log_from_the_nearest_checkpoint_and_from_the_start_once_it_changed(
         make_service, stored, monkeypatch):  # noqa: F811
     from service.audit import checkpoints
-    from service.audit.one_round import FIRST_PAGE
 
     monkeypatch.setattr(checkpoints, "EVERY", 25)
     service = make_service()
@@ -130,14 +129,18 @@ def test_a_round_audit_reads_the_log_from_the_nearest_checkpoint_and_from_the_st
     real = fresh.stored_rows
     monkeypatch.setattr(fresh, "stored_rows", lambda t, after, upto=None, limit=None: reads.append((after, limit))
                         or real(t, after, upto, limit))
+
+    def from_the_start():  # more than the first row (which says the table exists) read from the log's start
+        return any(after == 0 and (limit is None or limit > 1) for after, limit in reads)
+
     first = fresh.round_audit(table_id, last["round"])
-    assert (0, FIRST_PAGE) in reads  # the first audit reads the log from its start
+    assert from_the_start()  # the first audit reads the log from its start
     reads.clear()
     again = fresh.round_audit(table_id, last["round"])
-    assert again == first and (0, FIRST_PAGE) not in reads  # the next one from a checkpoint before the round
+    assert again == first and not from_the_start()  # the next one from a checkpoint before the round
     assert again["first_version"] == last["first_version"] and again["problems"] == []
     # a checkpoint whose event no longer has the digest it was made at (the log changed): not trusted
     version, digest, game, state = checkpoints.before_round(table_id, last["round"])[0]
     checkpoints.keep(table_id, version, "0" * 64, game, {**state, "rounds": 0})
     reads.clear()
-    assert fresh.round_audit(table_id, last["round"]) == first and (0, FIRST_PAGE) in reads
+    assert fresh.round_audit(table_id, last["round"]) == first and from_the_start()
