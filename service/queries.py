@@ -75,9 +75,10 @@ class Queries:
         return present.sight_now(viewer, lambda: self.table(table_id))
 
     def events_page(self, table_id: str, after: int = 0, limit: int = 100, viewer: Viewer = EVERYTHING) -> dict[str, Any]:
-        self.require_table(table_id)  # not the table's state: a log with damage further on still pages up to it
         limit = page_size(limit)
         stored = self.recorder.select_events(self._uuid(table_id), gt=position(after), limit=limit + 1)
+        if not stored:  # a page with rows says the table exists; an empty one asks the log once more
+            self.require_table(table_id)  # not the table's state: a log with damage further on still pages up to it
         more = len(stored) > limit
         events = self.decoded(table_id, stored[:limit])  # the row that only tells of more is not read
         return {

@@ -124,6 +124,21 @@ def test_the_event_log_pages_in_version_order_and_streams_whole(service):
     assert list(service.iter_events(table_id, after=head - 3))[0]["version"] == head - 2
 
 
+def test_a_page_of_events_reads_the_log_once_and_a_page_past_its_head_is_empty_but_an_unknown_table_is_not_found(
+        service, monkeypatch):
+    table_id = open_table(service)
+    play(service, table_id, 10)
+    head = service.current_state(table_id)["version"]
+    reads = []
+    select = service.recorder.select_events
+    monkeypatch.setattr(service.recorder, "select_events", lambda *a, **k: reads.append(k) or select(*a, **k))
+    assert [e["version"] for e in service.events_page(table_id, after=2, limit=3)["events"]] == [3, 4, 5]
+    assert len(reads) == 1
+    assert service.events_page(table_id, after=head) == {"events": [], "next_after": None}
+    with pytest.raises(TableNotFound):
+        service.events_page(str(uuid.uuid4()))
+
+
 def test_no_event_in_the_log_shows_a_seed_before_its_shoe_is_revealed(service):
     table_id = open_table(service, decks=2)
     play(service, table_id, 200)
