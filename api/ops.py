@@ -10,6 +10,7 @@ routes, methods and outcomes come from fixed lists, commands from the registered
 
 from __future__ import annotations
 
+import glob
 import math
 import os
 from typing import Any
@@ -101,10 +102,32 @@ def metrics_text():  # type: ignore[no-untyped-def]
     measure_lag()
     if "PROMETHEUS_MULTIPROC_DIR" in os.environ:
         registry = CollectorRegistry()
-        MultiProcessCollector(registry)
+        WorkersCollector(registry)
     else:
         registry = REGISTRY
     return Response(generate_latest(registry), content_type=CONTENT_TYPE_PLAIN_0_0_4)
+
+
+# A worker's metrics file holds the length of what it holds in its first bytes.
+HEADER_BYTES = 8
+
+
+class WorkersCollector(MultiProcessCollector):
+    """prometheus_client's collector of the workers' files, leaving out a file a worker is making: it is empty
+    for a moment before the library sizes it, and read then it failed the whole scrape (a 500, struct.error)
+    though it holds nothing yet. (A dead worker's live gauges' files, removed while a scrape reads, the library
+    skips itself.)"""
+
+    def collect(self):  # type: ignore[no-untyped-def]
+        files = [f for f in glob.glob(os.path.join(self._path, "*.db")) if _has_header(f)]
+        return self.merge(files, accumulate=True)
+
+
+def _has_header(path: str) -> bool:
+    try:
+        return os.path.getsize(path) >= HEADER_BYTES
+    except OSError:  # a live gauge's file, removed since it was listed: the library skips it
+        return False
 
 
 def measure_lag() -> None:

@@ -11,6 +11,9 @@ _ = None
 _.sort_keys
 _.json_body
 
+# prometheus_client: a registry calls its collectors' collect() (api/ops.py WorkersCollector).
+_.collect
+
 # gunicorn: settings read from api/gunicorn_conf.py by name; BaseApplication calls load_config(); the
 # post_fork hook takes (server, worker).
 accesslog
