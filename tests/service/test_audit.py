@@ -176,7 +176,7 @@ def test_a_damaged_round_audit_names_what_one_that_reads_every_row_again_names(m
     tamper(stored, table_id, card["version"], f'"card":"{card["card"]}"'.encode(), f'"card":"{other}"'.encode())
     tamper(stored, table_id, rounds[2]["first_version"] + 1, b'"actor":', b'"act0r":')
     tamper(stored, table_id, rounds[4]["last_version"], b'"actor":', b'"act0r":')  # the state after, unreadable
-    numbers = [r["round"] for r in rounds]
+    numbers = [r["round"] for r in rounds[:6]]  # the damaged rounds and their neighbours
     first_reader = make_service()  # another process, nothing cached
     kept = [first_reader.round_audit(table_id, n) for n in numbers]
     assert {n for n, audit in zip(numbers, kept) if audit["problems"]} >= {1, 3, 5}
