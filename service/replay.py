@@ -10,7 +10,7 @@ from __future__ import annotations
 import copy
 import pickle
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
@@ -346,6 +346,12 @@ class _Replay:
                 version = item.originator_version
                 raise _Unreadable(f"the stored event at version {version} cannot be applied", version) from exc
             last = item.originator_version
+
+
+def projected(items: Iterable[Any]) -> Table | None:
+    """A table from a snapshot and the events after it, or from its first event, projected as a rebuild
+    projects what it reads (any row that cannot be applied raises)."""
+    return _Replay()(None, items)  # type: ignore[no-any-return]
 
 
 def _gap_detail(found: int, expected: int) -> str:

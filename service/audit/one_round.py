@@ -8,7 +8,7 @@ from domain.chain import binding_problem
 from domain.sight import EVERYTHING, Sight, Viewer
 from domain.table import Table, TableEvent
 from service import decisions, present
-from service.replay import copy_of
+from service.replay import copy_of, projected, table_uuid
 from service.audit.cards import check_cards, shoe_record
 from service.audit.chain import LogCheck
 from service.audit.log_rounds import LogRounds, compare_round, finding
@@ -28,7 +28,7 @@ def round_audit(history: TableHistory, table_id: str, number: int, viewer: Viewe
     """One finished round: its events, the state before and after, cards, decisions, payments, and the
     checks (docs/design.md "Replay and audit"), as ``viewer`` sees them at the table's head (domain/sight.py;
     the checks run on the events as recorded). Reads the round's events with a few rows on either side, and
-    the state before it from a snapshot (the state after it is the state before and the round's events). A
+    the snapshot of the state before it (which, with the rows read, gives the states before and after it). A
     round whose stored events are not whole is audited as far as they allow, every break named."""
     history = rebuilt = _Rebuilt(history)  # type: ignore[assignment]
     row, found = _the_round(history, table_id, number)
@@ -74,8 +74,9 @@ Rows = list[tuple[int, TableEvent | None]]
 
 class _Rebuilt:
     """The audit's history. It rebuilds each version of the table once (the state before the round, its rules
-    check and its decisions all start from the table just before it), and a later version from an earlier one
-    and the round's events already read, as the log's replay would. It keeps every row it read, and answers
+    check and its decisions all start from the table just before it), from the rows already read where they
+    hold every version it needs (after an earlier version, or after the version's latest snapshot), as the
+    log's replay would, else from the store. It keeps every row it read, and answers
     again from them any read of versions it holds every one of: finding the round reads the rows around it,
     which the round's chain, its whole commands and the states around it read again. A row is kept as it was
     read, unreadable ones too, so what the audit says of a row is what one read of it said. Each caller gets a
@@ -94,7 +95,8 @@ class _Rebuilt:
         """The audit's own copy of the table at ``version``, for reading only."""
         if version not in self._tables:
             try:
-                self._tables[version] = self._replayed(version) or self._history.table(table_id, version=version)
+                self._tables[version] = (self._replayed(version) or self._from_snapshot(table_id, version)
+                                         or self._history.table(table_id, version=version))
             except DamagedLog as exc:
                 self._tables[version] = exc
         found = self._tables[version]
@@ -121,6 +123,23 @@ class _Rebuilt:
         except Exception:  # noqa: BLE001 - rebuilt from the store instead, which names what is wrong
             return None
         return table
+
+    def _from_snapshot(self, table_id: str, version: int | None) -> Table | None:
+        """The table at ``version`` from its latest snapshot (one read of the snapshot store) and the events
+        after it, where every version from the snapshot's own on was read and can be read, as a rebuild would
+        make it (which also requires the snapshot's own version in the log); else None."""
+        snapshots = self._history.snapshots  # type: ignore[attr-defined]
+        if version is None or snapshots is None:
+            return None
+        found = list(snapshots.get(table_uuid(table_id), desc=True, limit=1, lte=version))
+        start = found[0].originator_version if found else 1
+        events = [self._held.get(v) for v in range(start, version + 1)]
+        if any(e is None for e in events):
+            return None
+        try:
+            return projected(found + events[1:] if found else events)
+        except Exception:  # noqa: BLE001 - rebuilt from the store instead, which names what is wrong
+            return None
 
     def state_at(self, table_id: str, version: int, viewer: Viewer = EVERYTHING, now: Table | None = None) -> dict[str, Any]:
         return state_at(self, table_id, version, viewer, now, table=self.shared(table_id, version))
