@@ -120,6 +120,11 @@ class Rows:
         self._run(f"DELETE FROM {self.snapshots} WHERE originator_id = ? AND originator_version > ?",
                   self.key, after)
 
+    def damage_snapshot(self, version: int) -> None:
+        """Overwrites the snapshot at ``version`` with bytes that no cipher or transcoder reads."""
+        self._run(f"UPDATE {self.snapshots} SET state = ? WHERE originator_id = ? AND originator_version = ?",
+                  b"not a snapshot", self.key, version)
+
     def exchange(self, a: int, b: int) -> None:
         """Exchanges the contents (type and state) of two rows; each keeps its version."""
         query = f"SELECT topic, state FROM {self.events} WHERE originator_id = ? AND originator_version = ?"

@@ -76,12 +76,11 @@ class _Rebuilt:
     """The audit's history. It rebuilds each version of the table once (the state before the round, its rules
     check and its decisions all start from the table just before it), from the rows already read where they
     hold every version it needs (after an earlier version, or after the version's latest snapshot), as the
-    log's replay would, else from the store. It keeps every row it read, and answers
-    again from them any read of versions it holds every one of: finding the round reads the rows around it,
-    which the round's chain, its whole commands and the states around it read again. A row is kept as it was
-    read, unreadable ones too, so what the audit says of a row is what one read of it said. Each caller gets a
-    table of its own (the rules check runs the round's commands on it), a pickle copy being a fraction of a
-    rebuild's cost."""
+    log's replay would, else from the store. It keeps every row it read, and answers again from them any read
+    of versions it holds every one of: finding the round reads the rows around it, which the round's chain,
+    its whole commands and the states around it read again. A row is kept as it was read, unreadable ones
+    too, so what the audit says of a row is what one read of it said. Each caller gets a table of its own
+    (the rules check runs the round's commands on it), a pickle copy being a fraction of a rebuild's cost."""
 
     def __init__(self, history: TableHistory) -> None:
         self._history = history
@@ -131,14 +130,14 @@ class _Rebuilt:
         snapshots = self._history.snapshots  # type: ignore[attr-defined]
         if version is None or snapshots is None:
             return None
-        found = list(snapshots.get(table_uuid(table_id), desc=True, limit=1, lte=version))
-        start = found[0].originator_version if found else 1
-        events = [self._held.get(v) for v in range(start, version + 1)]
-        if any(e is None for e in events):
-            return None
         try:
+            found = list(snapshots.get(table_uuid(table_id), desc=True, limit=1, lte=version))
+            start = found[0].originator_version if found else 1
+            events = [self._held.get(v) for v in range(start, version + 1)]
+            if any(e is None for e in events):
+                return None
             return projected(found + events[1:] if found else events)
-        except Exception:  # noqa: BLE001 - rebuilt from the store instead, which names what is wrong
+        except Exception:  # noqa: BLE001 - rebuilt from the store instead, which names what is wrong (or is down)
             return None
 
     def state_at(self, table_id: str, version: int, viewer: Viewer = EVERYTHING, now: Table | None = None) -> dict[str, Any]:

@@ -186,6 +186,22 @@ def test_a_damaged_round_audit_names_what_one_that_reads_every_row_again_names(m
     assert [second_reader.round_audit(table_id, n) for n in numbers] == kept
 
 
+def test_a_round_audit_over_a_snapshot_that_cannot_be_read_names_what_one_that_reads_every_row_again_names(
+        make_service, stored, monkeypatch):
+    service = make_service()
+    table_id = played(service)
+    rows = Rows(stored, table_id)
+    snapshot = rows.snapshot_versions()[1]
+    rows.damage_snapshot(snapshot)
+    rounds = [r for r in all_rounds(service, table_id) if r["first_version"] - 1 >= snapshot]
+    numbers = [r["round"] for r in rounds[:2]]  # the states before them stand on that snapshot
+    first_reader = make_service()  # another process, nothing cached
+    kept = [first_reader.round_audit(table_id, n) for n in numbers]
+    reading_every_row_again(monkeypatch)
+    second_reader = make_service()
+    assert [second_reader.round_audit(table_id, n) for n in numbers] == kept
+
+
 def test_a_round_audit_reads_each_row_it_needs_once_and_the_states_around_the_round_from_one_snapshot(
         service, monkeypatch):
     table_id = played(service)
