@@ -27,8 +27,9 @@ GROWTH = (
     "most 49 events after it, whatever the length, with the same statements at every size. 'state at moment' is "
     "a binary search over single events, so it reads one more event each time the history doubles: about 10 "
     "reads at 1,000 events and 17 at 100,000, logarithmic by design. 'round audit' reads the round's events, a "
-    "few events on either side to widen it to whole commands, two states from snapshots, and only the shoes "
-    "its cards came from; nothing it reads depends on the length of the history."
+    "few events on either side to widen it to whole commands, the snapshot of the state before it (the rows "
+    "read give the states before and after it), and only the shoes its cards came from; nothing it reads "
+    "depends on the length of the history."
 )
 TIMESTAMP_SAMPLE = 200
 
