@@ -9,11 +9,11 @@ Waiting for company: before it writes, the leader waits while the server says an
 process may bring a command soon (``company``: under gunicorn, api/edge.py's count of the requests a worker
 has taken and not yet seen through to a command's hand-over, its idle connections with a request waiting,
 and those whose command was written or answered in the last WAIT_FOR_COMPANY seconds, whose client will
-likely send the next one at once), at most WAIT_FOR_COMPANY seconds. A batch costs the store about what one command costs (one round
-trip, one commit), and on a busy worker the commands of two clients took turns on the interpreter without
-ever meeting: one thread runs until it waits for the database, so another command was never decided while
-a batch formed (1.01 commands a transaction with two clients on one worker; 1.85 to 1.9 with the wait, and
-11 to 13% less CPU a command: docs/benchmarks.md). A command with no other request in its process is written
+likely send the next one at once), at most WAIT_FOR_COMPANY seconds. A batch costs the store about what
+one command costs (one round trip, one commit), and on a busy worker the commands of two clients took turns
+on the interpreter without ever meeting: one thread runs until it waits for the database, so another
+command was never decided while a batch formed (1.01 commands a transaction with two clients on one worker;
+1.85 to 1.9 with the wait, and 11 to 13% less CPU a command: docs/benchmarks.md). A command with no other request in its process is written
 at once: a lone client waits for nothing. The wait a command adds is at most one other batch's write and
 one WAIT_FOR_COMPANY, and only when its process has other requests to serve.
 

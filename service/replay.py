@@ -348,10 +348,10 @@ class _Replay:
             last = item.originator_version
 
 
-def projected(items: Iterable[Any]) -> Table | None:
-    """A table from a snapshot and the events after it, or from its first event, projected as a rebuild
-    projects what it reads (any row that cannot be applied raises)."""
-    return _Replay()(None, items)  # type: ignore[no-any-return]
+def projected(items: Iterable[Any], table: Table | None = None) -> Table | None:
+    """``table`` (None: none yet) with ``items`` applied (a snapshot first, where there is one), projected as a
+    rebuild projects what it reads (any row that cannot be applied raises)."""
+    return _Replay()(table, items)  # type: ignore[no-any-return]
 
 
 def _gap_detail(found: int, expected: int) -> str:

@@ -50,8 +50,8 @@ class LogRounds:
         rows), for a history that keeps what it read."""
         for version, digest, game, state in checkpoints.before_round(self.table_id, number):
             ahead = min(max((through or version) - version, 0), AHEAD)
-            rows = history.stored_rows(self.table_id, version - 1, None, limit=1 + ahead)[:1]
-            rows = [row for row in rows if row[0] == version]
+            rows = [row for row in history.stored_rows(self.table_id, version - 1, None, limit=1 + ahead)[:1]
+                    if row[0] == version]  # the checkpoint's own row, unless it is missing
             if rows and rows[0][1] is not None and rows[0][1].digest == digest:
                 self.game, self.tracker, self.horizon = game, RoundTracker(ROUND_MARKS[game], state), version
                 return version

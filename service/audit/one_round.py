@@ -115,21 +115,18 @@ class _Rebuilt:
         events = [self._held.get(v) for v in range(start + 1, version + 1)]
         if any(e is None for e in events):
             return None
-        table = copy_of(self._tables[start])  # type: ignore[arg-type]
         try:
-            for e in events:
-                table = e.mutate(table)  # type: ignore[union-attr]
+            return projected(events, copy_of(self._tables[start]))  # type: ignore[arg-type]
         except Exception:  # noqa: BLE001 - rebuilt from the store instead, which names what is wrong
             return None
-        return table
 
     def _from_snapshot(self, table_id: str, version: int | None) -> Table | None:
         """The table at ``version`` from its latest snapshot (one read of the snapshot store) and the events
         after it, where every version from the snapshot's own on was read and can be read, as a rebuild would
         make it (which also requires the snapshot's own version in the log); else None."""
         snapshots = self._history.snapshots  # type: ignore[attr-defined]
-        if version is None or snapshots is None:
-            return None
+        if version is None or snapshots is None or self._held.get(version) is None:
+            return None  # (the version itself not read: the store's rebuild, without reading the snapshot twice)
         try:
             found = list(snapshots.get(table_uuid(table_id), desc=True, limit=1, lte=version))
             start = found[0].originator_version if found else 1
@@ -140,7 +137,8 @@ class _Rebuilt:
         except Exception:  # noqa: BLE001 - rebuilt from the store instead, which names what is wrong (or is down)
             return None
 
-    def state_at(self, table_id: str, version: int, viewer: Viewer = EVERYTHING, now: Table | None = None) -> dict[str, Any]:
+    def state_at(self, table_id: str, version: int, viewer: Viewer = EVERYTHING,
+                 now: Table | None = None) -> dict[str, Any]:
         return state_at(self, table_id, version, viewer, now, table=self.shared(table_id, version))
 
     def require_table(self, table_id: str) -> None:

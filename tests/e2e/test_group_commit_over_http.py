@@ -11,6 +11,7 @@ import re
 import sys
 import threading
 import uuid
+from collections.abc import Callable
 from typing import Any
 
 import requests
@@ -80,21 +81,12 @@ def test_sixteen_clients_on_four_threaded_workers_have_every_acknowledged_comman
                   for _ in range(CLIENTS - SHARING + 1)]
         seats = [tables[i] if i < CLIENTS - SHARING else tables[-1] for i in range(CLIENTS)]
         told: list[list[dict[str, Any]]] = [[] for _ in range(CLIENTS)]
-        failures: list[BaseException] = []
 
         def client(i: int) -> None:
-            try:
-                play = own_table if i < CLIENTS - SHARING else shared_table
-                told[i] = play(base, seats[i], i)
-            except BaseException as exc:  # noqa: BLE001 - reported below
-                failures.append(exc)
+            play = own_table if i < CLIENTS - SHARING else shared_table
+            told[i] = play(base, seats[i], i)
 
-        threads = [threading.Thread(target=client, args=(i,)) for i in range(CLIENTS)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
-        assert not failures, repr(failures[0])
+        at_once(client, CLIENTS)
 
         for table_id in tables:
             answers = sorted((a for i, a in enumerate(told) if seats[i] == table_id for a in a), key=lambda a: a["version"])
@@ -108,6 +100,24 @@ def test_sixteen_clients_on_four_threaded_workers_have_every_acknowledged_comman
             assert requests.get(f"{base}/tables/{table_id}/verify", timeout=60).json()["ok"] is True
 
 
+def at_once(client: Callable[[int], Any], clients: int) -> None:
+    """Runs ``client(0)`` to ``client(clients - 1)`` in threads of their own at once; the first failure is the test's."""
+    failures: list[BaseException] = []
+
+    def run(i: int) -> None:
+        try:
+            client(i)
+        except BaseException as exc:  # noqa: BLE001 - reported below
+            failures.append(exc)
+
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(clients)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not failures, repr(failures[0])
+
+
 def batches(base: str) -> tuple[float, float]:
     """Commands written, and transactions they were written in (the service's own histogram)."""
     found = {m.group(1): float(m.group(2)) for m in BATCH.finditer(requests.get(f"{base}/metrics", timeout=10).text)}
@@ -119,20 +129,7 @@ def played_by(base: str, clients: int, commands: int = 200) -> float:
     opening = {"game": "chemin-de-fer", "players": PLAYERS}
     tables = [requests.post(f"{base}/tables", json=opening, timeout=30).json()["table_id"] for _ in range(clients)]
     before = batches(base)
-    failures: list[BaseException] = []
-
-    def client(i: int) -> None:
-        try:
-            own_table(base, tables[i], i, commands)
-        except BaseException as exc:  # noqa: BLE001 - reported below
-            failures.append(exc)
-
-    threads = [threading.Thread(target=client, args=(i,)) for i in range(clients)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert not failures, repr(failures[0])
+    at_once(lambda i: own_table(base, tables[i], i, commands), clients)
     written, transactions = (after - earlier for after, earlier in zip(batches(base), before))
     assert written == clients * commands
     return written / transactions
