@@ -3,11 +3,18 @@
 The read model follows the event log in the background, so that no query pays for indexing what was
 recorded before it.
 
-A follower thread subscribes to the application's recordings with eventsourcing's own subscriptions:
-PostgreSQL's LISTEN/NOTIFY, the in-memory store's notifications, and for SQLite, which has neither, the same
-subscription woken every POLL seconds. Once told of new events the subscription lets a burst gather for
-GATHER seconds, unless a query is waiting, and reads it in one go. So a burst of commands costs the read model
-a few reads and writes, not one of each per command.
+A follower thread subscribes to the application's recordings with eventsourcing's own subscription, woken
+by the in-memory store's notifications, and on SQLite and PostgreSQL every POLL seconds. Once told of new
+events the in-memory subscription lets a burst gather for GATHER seconds, unless a query is waiting, and reads
+it in one go; a polled one reads at once, its POLL being its gathering (and a waiting query wakes it too). So a
+burst of commands costs the read model a few reads and writes, not one of each per command.
+
+PostgreSQL would tell a LISTEN of every commit (the store's save still sends the library's NOTIFY, for any
+subscription of the library's own), but a follower that gathers for a quarter of a second has no use for
+being told within a millisecond: the LISTEN cost a thread woken at every commit, a database backend woken with
+it, and a pooled connection held for good. Measured side by side, polling instead took 7% to 9% off the CPU
+of a command with one worker and one client, and 1% to 3% with four workers and eight clients
+(docs/benchmarks.md). An event waits at most POLL seconds to be read, where a notified one waited GATHER.
 
 Every server process runs one, but only one at a time indexes: the one whose process holds the indexing lease
 (service/readmodel/lease.py) hands its lists to the Indexer, which writes command-complete batches with the
@@ -35,7 +42,6 @@ from typing import TYPE_CHECKING, Any
 
 from eventsourcing.persistence import ApplicationRecorder, ListenNotifySubscription, Notification
 from eventsourcing.popo import POPOApplicationRecorder, POPOSubscription
-from eventsourcing.postgres import PostgresApplicationRecorder, PostgresSubscription
 
 from service.readmodel.lease import Lease
 
@@ -43,10 +49,11 @@ if TYPE_CHECKING:
     from service.readmodel.indexer import Indexer
     from service.streams import Publisher
 
-POLL = 0.2  # SQLite: seconds between looks for new events
+POLL = 0.25  # SQLite and PostgreSQL: seconds between looks for new events, and so the longest wait for one
 RETRY = 1.0  # seconds before a follower that failed (the database down) subscribes again
 # Seconds a subscription told of new events waits for more before it reads them, unless a query waits: a
-# longer wait costs the commands less (fewer, larger batches) and leaves the read model further behind.
+# longer wait costs the commands less (fewer, larger batches) and leaves the read model further behind. A polled
+# subscription does not wait again: its POLL is its gathering.
 GATHER = 0.25
 # Seconds between two tries for the lease of a follower with nothing to read (it does not index, and its
 # process has no live stream open): how long the read model may wait for a new indexer when its holder stops.
@@ -59,6 +66,8 @@ class _InLists(ListenNotifySubscription[Any]):
     """A subscription that reads a burst of notifications in one go and hands over what it read in the lists
     it read it in (up to its select limit)."""
 
+    gather = GATHER  # seconds a list waits for more once the subscription is told of new events
+
     def __init__(self, recorder: ApplicationRecorder, gt: int | None = None, topics: Sequence[str] = ()) -> None:
         self._hurry = Event()  # set before the library's reading thread starts, which waits on it
         super().__init__(recorder, gt, topics)
@@ -66,7 +75,8 @@ class _InLists(ListenNotifySubscription[Any]):
     def _pull(self) -> None:
         # The library reads as soon as it is told of an event: once per command in a burst. Waiting a little
         # first reads the whole burst at once.
-        self._hurry.wait(GATHER)
+        if self.gather:
+            self._hurry.wait(self.gather)
         self._hurry.clear()
         super()._pull()
 
@@ -88,16 +98,15 @@ class _InLists(ListenNotifySubscription[Any]):
         self._hurry.set()
 
 
-class _PostgresFollowing(_InLists, PostgresSubscription):
-    pass
-
-
 class _MemoryFollowing(_InLists, POPOSubscription):
     pass
 
 
-class _SQLitePolling(_InLists):
-    """SQLite tells no one of a new event: the subscription is woken every POLL seconds."""
+class _Polling(_InLists):
+    """A subscription woken every POLL seconds, which reads at once what there is: SQLite tells no one of a new
+    event, and PostgreSQL is not asked to (see above)."""
+
+    gather = 0.0
 
     def __init__(self, recorder: ApplicationRecorder, gt: int | None = None, topics: Sequence[str] = ()) -> None:
         self._stop_polling = Event()
@@ -122,11 +131,9 @@ class _SQLitePolling(_InLists):
 
 def subscribe(recorder: ApplicationRecorder, gt: int) -> _InLists:
     """The subscription that follows this recorder's log after notification ``gt``."""
-    if isinstance(recorder, PostgresApplicationRecorder):
-        return _PostgresFollowing(recorder, gt)
     if isinstance(recorder, POPOApplicationRecorder):
         return _MemoryFollowing(recorder, gt)
-    return _SQLitePolling(recorder, gt)
+    return _Polling(recorder, gt)
 
 
 class Follower:

@@ -67,7 +67,7 @@ class Indexer:
     def follow(self, publisher: Any = None) -> None:
         """Starts a thread that follows the log (stopped by close()), telling ``publisher`` (service/streams/) of
         each list it reads, and indexing it while this process holds the indexing lease. Not on a PostgreSQL
-        pool of a single connection, which the follower's LISTEN would keep from every request."""
+        pool of a single connection, which the follower's reads four times a second would take from requests."""
         pool = getattr(getattr(self.app.factory, "datastore", None), "pool", None)
         if isinstance(pool, psycopg_pool.ConnectionPool) and pool.max_size < 2:
             log.warning("the read model is not followed in the background: the connection pool holds one "

@@ -3,9 +3,9 @@
 Each process (each service) has one Hub, which learns of new events once for all the streams it serves:
 
 - from the service's own commits, at once (``TablesService._notify``): the events recorded;
-- from the read model's follower (service/readmodel/follower.py), which follows the whole notification log (LISTEN/NOTIFY
-  on PostgreSQL, polling on SQLite, in-process on memory) and so hears every process's commits, a moment
-  later (its GATHER, and on SQLite its POLL): which tables moved, the events of the followed tables that the
+- from the read model's follower (service/readmodel/follower.py), which follows the whole notification log (polled on
+  PostgreSQL and SQLite, in-process on memory) and so hears every process's commits, a moment later (its
+  POLL, and in memory its GATHER): which tables moved, the events of the followed tables that the
   process did not record itself, and each table's new head, decoded here once for every stream and kept,
   with its position in the log, for the streams of heads.
 

@@ -146,12 +146,32 @@ def test_a_pool_of_one_postgresql_connection_is_not_given_to_a_follower(postgres
         service.close()
 
 
+def test_a_postgresql_follower_holds_no_connection_between_its_looks_at_the_log(postgres_env):
+    # It polls instead of LISTENing: a LISTEN keeps its connection for good, and wakes at every commit.
+    service = TablesService(load(postgres_env), follow=True)
+    try:
+        pool = service.factory.datastore.pool
+        table_id = service.open_table("chemin-de-fer", PLAYERS, {})["table_id"]
+        eventually(lambda: service.read_model_status()["lag"] == 0 and service.index.follower.indexing,
+                   "the follower indexed the table")
+
+        def in_use() -> int:
+            stats = pool.get_stats()
+            return stats["pool_size"] - stats["pool_available"]
+
+        eventually(lambda: in_use() == 0, "every connection back in the pool", limit=5.0)
+        assert service.read_model_status()["following"] is True
+        assert [t["table_id"] for t in service.list_tables()["tables"]] == [table_id]
+    finally:
+        service.close()
+
+
 def test_the_default_pool_serves_every_thread_of_a_worker_and_its_follower_at_once(postgres_env):
     from api.server import DEFAULT_THREADS
 
     service = TablesService(load(postgres_env), follow=True)
     try:
-        # a request holds at most one connection at a time; the follower keeps one for LISTEN
+        # a request holds at most one connection at a time; the follower takes one for each look at the log
         assert service.factory.datastore.pool.max_size >= DEFAULT_THREADS + 1
         tables = [service.open_table("chemin-de-fer", PLAYERS, {})["table_id"] for _ in range(DEFAULT_THREADS)]
         start = threading.Barrier(DEFAULT_THREADS)
