@@ -12,8 +12,8 @@ burst of commands costs the read model a few reads and writes, not one of each p
 PostgreSQL would tell a LISTEN of every commit (the store's save still sends the library's NOTIFY, for any
 subscription of the library's own), but a follower that gathers for a quarter of a second has no use for
 being told within a millisecond: the LISTEN cost a thread woken at every commit, a database backend woken with
-it, and a pooled connection held for good. Measured side by side, polling instead took 7% to 9% off the CPU
-of a command with one worker and one client, and 1% to 3% with four workers and eight clients
+it, and a pooled connection held for good. Measured side by side, polling instead took 7% to 8% off the CPU
+of a command with one worker and one client, and 2% to 7% with four workers and eight clients
 (docs/benchmarks.md). An event waits at most POLL seconds to be read, where a notified one waited GATHER.
 
 Every server process runs one, but only one at a time indexes: the one whose process holds the indexing lease
