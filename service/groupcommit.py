@@ -13,9 +13,10 @@ likely send the next one at once), at most WAIT_FOR_COMPANY seconds. A batch cos
 one command costs (one round trip, one commit), and on a busy worker the commands of two clients took turns
 on the interpreter without ever meeting: one thread runs until it waits for the database, so another
 command was never decided while a batch formed (1.01 commands a transaction with two clients on one worker;
-1.85 to 1.9 with the wait, and 11 to 13% less CPU a command: docs/benchmarks.md). A command with no other request in its process is written
-at once: a lone client waits for nothing. The wait a command adds is at most one other batch's write and
-one WAIT_FOR_COMPANY, and only when its process has other requests to serve.
+1.85 to 1.9 with the wait, and 11 to 13% less CPU a command: docs/benchmarks.md). A command with no other
+request in its process is written at once: a lone client waits for nothing. The wait a command adds is at
+most one other batch's write and one WAIT_FOR_COMPANY, and only when its process has other requests to
+serve.
 
 What a batch promises:
 - Two commands of the same table never go in one batch: each decided on the table as it was, so the later

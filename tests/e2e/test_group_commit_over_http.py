@@ -101,7 +101,8 @@ def test_sixteen_clients_on_four_threaded_workers_have_every_acknowledged_comman
 
 
 def at_once(client: Callable[[int], Any], clients: int) -> None:
-    """Runs ``client(0)`` to ``client(clients - 1)`` in threads of their own at once; the first failure is the test's."""
+    """Runs ``client(0)`` to ``client(clients - 1)`` in threads of their own at once; the first failure is the
+    test's."""
     failures: list[BaseException] = []
 
     def run(i: int) -> None:
