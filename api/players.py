@@ -108,7 +108,8 @@ class PlayerRounds(MethodView):
 
         He took part when he had money at stake in the round, money moved to or from him in it, or cards
         were dealt to him in it. The name is compared as names at a table are (NFKC, case folded). A player's
-        token reads his own history only (403 for another's); auditors and operators read anyone's. Read
+        token reads his own history only (403 for another's), and a token limited to some tables only his rounds
+        at those tables; auditors and operators read anyone's. Read
         from the read model; page with `cursor` = the previous page's `next_cursor` (null on the last page).
         """
         wanted = name(player)
@@ -117,4 +118,5 @@ class PlayerRounds(MethodView):
             raise RequestRefused(403, "player", f"A player's token reads its own player's rounds only: this one "
                                                 f"is {principal.name}'s.")
         service = current_app.extensions["zametano"]
-        return http.cursor_page(service.player_rounds(wanted, http.after(args.get("cursor")), args["limit"]))
+        limited = principal.tables if principal is not None and principal.role == PLAYER_ROLE else None
+        return http.cursor_page(service.player_rounds(wanted, http.after(args.get("cursor")), args["limit"], limited))

@@ -212,6 +212,14 @@ class EventSchema(Schema):
     data = fields.Dict()
     digest = fields.String()
     command = fields.Integer(metadata={"description": "Number of the command that appended the event."})
+    salts = fields.Dict(keys=fields.String(), values=fields.String(), metadata={
+        "description": "Chain rule 3: the salt of each concealed part this reader is shown (its value in data), by "
+                       "its JSON Pointer in data; left out where none. Its commitment is \"commit:\" + the sha256 "
+                       "hex of the canonical JSON of {\"salt\", \"value\"}."})
+    concealed = fields.Dict(keys=fields.String(), values=fields.String(), metadata={
+        "description": "Chain rule 3: the commitment (\"commit:<sha256 hex>\") of each concealed part hidden from "
+                       "this reader (shown in data as \"??\", or null for a total), by its JSON Pointer in data; "
+                       "left out where none. With salts, every digest checks from any view."})
 
 
 class ReceiptSchema(Schema):

@@ -10,7 +10,11 @@ from typing import Any
 
 
 class DomainError(Exception):
-    """Base of every refusal by the rules. ``details`` is plain data for the error body."""
+    """Base of every refusal by the rules. ``details`` is plain data for the error body; ``about``: the player
+    whose hidden cards the reason lies in (a forced draw, a card not held), so that a caller who may not see
+    them is told only that the rules do not allow it (domain/table.py ``Table.refusal_seen``)."""
+
+    about: str | None = None
 
     def __init__(self, message: str, **details: Any) -> None:
         super().__init__(message)
@@ -48,11 +52,13 @@ class BadArgument(DomainError):
 
 
 class NotAllowedNow(DomainError):
-    """The command exists but the table is not waiting for it, or not from this player."""
+    """The command exists but the table is not waiting for it, or not from this player (``command``, ``player``:
+    what was refused, for the refusal to be worded again for whoever reads it)."""
 
-    def __init__(self, message: str, expects: list[dict[str, str]]) -> None:
+    def __init__(self, message: str, expects: list[dict[str, str]], command: str = "", player: str = "") -> None:
         super().__init__(message, expects=expects)
         self.expects = expects
+        self.command, self.player = command, player
 
 
 class StakeAboveBank(DomainError):
@@ -68,13 +74,19 @@ class StakeAboveBank(DomainError):
 class IllegalDraw(DomainError):
     """A draw or stand the draw rule forbids (A.9, A.10)."""
 
-    def __init__(self, choice: str, rule: str, required: str) -> None:
+    def __init__(self, choice: str, rule: str, required: str, about: str | None = None) -> None:
         super().__init__(f"{choice} is not allowed: {rule}", choice=choice, required=required)
         self.required = required
+        self.about = about  # whose face-down hand the rule read
 
 
 class IllegalPlay(DomainError):
-    """A move a game's rules forbid (cards not held, a beat that does not beat, ...)."""
+    """A move a game's rules forbid (cards not held, a beat that does not beat, ...); ``about``: the player whose
+    face-down hand the refusal reads, where it reads one."""
+
+    def __init__(self, message: str, about: str | None = None) -> None:
+        super().__init__(message)
+        self.about = about
 
 
 class NotYourSeat(DomainError):

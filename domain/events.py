@@ -19,11 +19,13 @@ from domain import chain
 SERVICE = "service"
 DEALER_RULE = "dealer-rule"
 _ENVELOPE = frozenset(
-    {"originator_id", "originator_version", "originator_topic", "timestamp", "actor", "digest", "command"}
+    {"originator_id", "originator_version", "originator_topic", "timestamp", "actor", "digest", "command", "salts"}
 )
 # Fields added after logs were first stored: left out of the data (and so of the digest) where an event has
 # none, so that every log stored before them keeps its digests.
-LATER_FIELDS = frozenset({"by", "players_act", "table_id"})
+LATER_FIELDS = frozenset({"by", "players_act", "table_id", "chain"})
+# Likewise not stored where empty, but outside the data: the salts of an event's concealed parts (rule 3).
+_LATER_ENVELOPE = LATER_FIELDS | {"salts"}
 
 
 class TableEvent(Aggregate.Event):
@@ -39,12 +41,16 @@ class TableEvent(Aggregate.Event):
     # The credential that issued the command: a player's own, or an operator token's name (README
     # "Authentication"); chained as part of the data. None in logs stored before credentials were recorded.
     by: str | None = field(default=None, kw_only=True)
+    # Chain rule 3 (domain/chain.py): the salt of each concealed part of the data, by its JSON Pointer. Stored
+    # with the event, as secret as the parts it salts (a salt and the digest tell the part), never chained and
+    # shown to a reader only beside a part he is shown (domain/sight.py). None under rules 1 and 2.
+    salts: dict[str, str] | None = field(default=None, kw_only=True)
 
     def __post_init__(self) -> None:
         super().__post_init__()
         # A later field left empty is not stored at all, so the stored form of such an event is the one every
         # event had before the field existed (reading it back gives the class's default, None).
-        for name in LATER_FIELDS:
+        for name in _LATER_ENVELOPE:
             if name in self.__dict__ and self.__dict__[name] is None:
                 object.__delattr__(self, name)
 
@@ -69,8 +75,9 @@ class TableEvent(Aggregate.Event):
         return data
 
     def public(self) -> dict[str, Any]:
-        """The event as the events API and auditors see it: the envelope and the public data."""
-        return {
+        """The event as the events API and auditors see it: the envelope and the public data, and under chain
+        rule 3 the salts of its concealed parts (every one: domain/sight.py takes out those a reader may not see)."""
+        shown = {
             "version": self.originator_version,
             "type": self.type,
             "timestamp": self.timestamp_text,
@@ -79,6 +86,9 @@ class TableEvent(Aggregate.Event):
             "digest": self.digest,
             "command": self.command,
         }
+        if self.salts:
+            shown["salts"] = dict(self.salts)
+        return shown
 
     @property
     def timestamp_text(self) -> str:
@@ -127,6 +137,9 @@ class TableOpened(TableEvent, Aggregate.Created):
     # The table's own id, which binds the chain to the table (chain rule 2, domain/chain.py); None in every
     # table opened before it was recorded (chain rule 1).
     table_id: str | None = field(default=None, kw_only=True)
+    # 3 where the table's concealed parts are chained as salted commitments (chain rule 3, domain/chain.py);
+    # None in every table opened before (rules 1 and 2).
+    chain: int | None = field(default=None, kw_only=True)
 
 
 class ShoeShuffled(TableEvent):

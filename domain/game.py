@@ -33,6 +33,14 @@ How a game plugs in (``domain/<game>/``):
   Whatever ``expects`` lists must show nothing the state hides (an undealt card, a face-down card).
 - ``view.py``: ``view(table, seen) -> dict``, the game's part of the state (what a state shows, what stays
   face down); the base adds game, rules, players, phase, balances, the accounts and expects.
+- ``rating.py``: a ``Rating``: the stakes each event settles with the game's edge on them (how a player's
+  expected loss is counted, GET /tables/{id}/decisions and his history) and, where the rules leave decisions
+  free, how they are read and weighed; a game without an edge says so (``rated=False``).
+- ``concealed.py``: a ``domain.sight.Concealment``: which of its events hide a part of their data from some
+  reader when recorded (each part by its place in the data and whose it is: a stood total, a pile set aside),
+  and which events show hidden cards to all or end their round. Cards dealt face down and a deck's seed
+  revealed are the shared events' (``domain.sight.SHARED``). Every output hides what it says (domain/sight.py)
+  and, under chain rule 3, the chain commits to each such part with a salt instead of hashing it in clear.
 - ``rounds.py``: ``MARKS``, a ``domain.rounds.RoundMarks`` saying where a round starts and ends, and in
   ``doc`` what a round of the game is (for the OpenAPI document).
 - ``__init__.py``: ``GAME = Game(...)``, binding all of it together.
@@ -45,11 +53,13 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
+from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
 from domain.cards import RANKS, SUITS, is_card
 from domain.errors import InvalidRules
 from domain.rounds import RoundMarks
+from domain.sight import SHARED, Concealment
 
 if TYPE_CHECKING:
     from domain.table import Table
@@ -213,6 +223,31 @@ def resolve_options(
     return rules
 
 
+# A stake an event settles: who staked, on what, how much, and the game's edge on it (the expected loss per unit).
+Rated = tuple[str, str, int, Fraction]
+
+
+@dataclass(frozen=True)
+class Rating:
+    """How a game's stakes are rated and its free decisions weighed, read from its events as the events API
+    shows them, in version order (service/decisions.py, service/readmodel/seats.py).
+
+    - ``settled(event, rules, carried)``: the stakes the event settles, each ``Rated``; ``carried`` is a JSON
+      object the reading keeps from one event to the next, in which the game keeps what it needs (its own keys).
+    - ``rated``: whether the game has an edge to rate stakes by (False: a theoretical loss is null).
+    - ``decisions(rules)``: a reader of the game's free decisions from the table's first event, whose
+      ``feed(event)`` lists those the event records (None: its rules leave nothing free); ``resumed(table,
+      round)``: one going on from a table's state within a round; ``figures(rules, decision)``: the decision
+      weighed, as service/present.py shows it (its ``gains``, ``best`` option and ``cost`` per unit).
+    """
+
+    settled: Callable[[dict[str, Any], dict[str, Any], dict[str, Any]], list[Rated]]
+    rated: bool = True
+    decisions: Callable[[dict[str, Any]], Any] | None = None
+    resumed: Callable[[Any, int], Any] | None = None
+    figures: Callable[[dict[str, Any], Any], dict[str, Any]] | None = None
+
+
 @dataclass(frozen=True)
 class Game:
     """Everything the rest of the service knows of a game.
@@ -228,6 +263,9 @@ class Game:
       ``reserved``: further names a player may not take. All three are reserved names.
     - ``opening_events``: event types recorded by the opening rather than by a command.
     - ``rounds``: where a round starts and ends; ``view``: the game's part of the state.
+    - ``rating``: how its stakes are rated and its free decisions weighed.
+    - ``concealment``: what its own events hide and show (domain/sight.py); ``secrets``: that and what the
+      shared events hide, all a table of the game hides.
     """
 
     name: str
@@ -236,17 +274,22 @@ class Game:
     players: tuple[int, int]
     rounds: RoundMarks
     view: Callable[[Any, Any], dict[str, Any]]
+    rating: Rating
     options: tuple[OptionSpec, ...] = ()
     roles: Mapping[str, str] = field(default_factory=dict)
     accounts: tuple[str, ...] = ()
     actors: tuple[str, ...] = ()
     reserved: tuple[str, ...] = ()
     opening_events: tuple[str, ...] = ("TableOpened",)
+    concealment: Concealment = field(default_factory=Concealment)
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "secrets", SHARED + self.concealment)
         if not isinstance(self.roles, Mapping):
             object.__setattr__(self, "roles", {r: f"The {r}, one of the players." for r in self.roles})
         self.table.GAME = self  # the aggregate reads its game (name, roles, accounts, view) from here
+
+    secrets: Concealment = field(init=False, repr=False, compare=False)
 
     @property
     def commands(self) -> Mapping[str, CommandSpec]:

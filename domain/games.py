@@ -10,6 +10,7 @@ from domain import card_lottery, chemin_de_fer, punto_banco
 from domain.game import Game
 from domain.rounds import RoundMarks
 from domain.events import SERVICE
+from domain.sight import SHARED, Concealment
 
 
 def registry(*games: Game) -> dict[str, Game]:
@@ -23,6 +24,10 @@ GAMES: dict[str, Game] = registry(
 )
 
 ROUND_MARKS: dict[str, RoundMarks] = {name: game.rounds for name, game in GAMES.items()}
+
+# What every game's events hide, for an output that cannot rebuild its table to ask its game (a damaged log):
+# event types are one game's each, so one reading serves every table (a type declared twice is refused here).
+SECRETS: Concealment = sum((game.concealment for game in GAMES.values()), SHARED)
 
 
 def reserved_names() -> frozenset[str]:

@@ -1,11 +1,12 @@
 """Who sees which card: the face-down cards a table hides, from whom and until when, and each viewer's view.
 
 A card dealt face down (``CardDealt`` with ``face_up`` false) is hidden from everyone but the player it was
-dealt to (``to``) until an event of the game shows it to all (REVEALS: Chemin de fer's hands shown, the
-lottery cards turned, a holder's card won or played) or the seed of its deck is revealed. The table keeps
-the cards hidden now in ``Table.hidden``, a ledger that each event applied updates (``track``): one entry a
-face-down card, with the version that dealt it, its shoe, deck, card, player, and ``over`` once its round
-is over (what an auditor may see).
+dealt to (``to``) until an event of the game shows it to all or the seed of its deck is revealed. Which events
+hide a part of their data (a face-down card, a stood total, a pile set aside) and which show cards to all is
+each game's own, declared in its folder as a ``Concealment`` (``Game.concealment``, domain/game.py); this module
+holds the mechanism and the events every game shares. The table keeps the cards hidden now in ``Table.hidden``,
+a ledger that each event applied updates (``Concealment.track``): one entry a face-down card, with the version
+that dealt it, its shoe, deck, card, player, and ``over`` once its round is over (what an auditor may see).
 
 A viewer is a kind and, for a player, his name (docs/api.md "What each role sees"):
 
@@ -16,16 +17,18 @@ A viewer is a kind and, for a player, his name (docs/api.md "What each role sees
 
 An output is made at a reading moment: a state at its version, a page or an export at the table's head, a
 live stream at each event's own moment. ``Sight`` holds the viewer and the ledgers of that moment and of
-now; ``conceals`` says which parts of an event's data hold what was hidden when it was recorded, and
-``shown_event`` puts ``"??"`` (a card) or None (a total) in each part this viewer may not see yet. Digests
-are left as recorded: they are over the full events (docs/design.md "Views per viewer").
+now; ``shown_event`` puts ``"??"`` (a card) or None (a total) in each part this viewer may not see yet and,
+under chain rule 3, gives its commitment instead of its salt, so that every reader checks every digest and
+none learns a hidden part from it (docs/design.md "Concealed parts (chain rule 3)").
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
+
+from domain import chain
 
 PLAYER, OPERATOR, AUDITOR, SURVEILLANCE = "player", "operator", "auditor", "surveillance"
 KINDS = (PLAYER, OPERATOR, AUDITOR, SURVEILLANCE)
@@ -53,69 +56,81 @@ EVERYTHING = Viewer(SURVEILLANCE)
 CROUPIER = Viewer(OPERATOR)  # what anyone at the table sees: the default view of a table
 
 
-# --- the ledger: what is hidden now ------------------------------------------------------------------------
+# --- what a game's events hide and show: each game declares its own (domain/game.py) -----------------------
 
 SHOWN, OVER = "shown", "over"
 
-
-# What each event does to the face-down cards it concerns, by its type: SHOWN (shown to all: out of the
-# ledger) or OVER (its round is over: an auditor may see it), with which entries it concerns.
-REVEALS: Mapping[str, tuple[str, Callable[[Entry, dict[str, Any]], bool]]] = {
-    # Chemin de fer A.8 / A.11: both hands are shown, every face-down card of the coup with them.
-    "HandsShown": (SHOWN, lambda e, d: e["deck"] == "shoe"),
-    # Card lottery B.5: the banker turns the four lottery cards; a holder's matching card is shown as won.
-    "LotteryCardsRevealed": (SHOWN, lambda e, d: e["deck"] == "banker"),
-    "PrizeWon": (SHOWN, lambda e, d: e["deck"] == "dealer" and e["card"] == d["card"]),
-    # Card lottery stage 2: a card led, beaten with or played is on the table for all to see.
-    "CardsLed": (SHOWN, lambda e, d: e["deck"] == "dealer" and e["card"] in d["cards"]),
-    "CardsBeaten": (SHOWN, lambda e, d: e["deck"] == "dealer" and e["card"] in d["cards"]),
-    "CardPlayed": (SHOWN, lambda e, d: e["deck"] == "dealer" and e["card"] == d["card"]),
-    # Card lottery B.5: the round is over; its cards set aside stay face down for the players.
-    "CardsSetAside": (OVER, lambda e, d: e["deck"] == "dealer"),
-    "Stage2Ended": (OVER, lambda e, d: True),
-    # Every game: a deck's seed revealed tells every card of it.
-    "ShoeRevealed": (SHOWN, lambda e, d: e["shoe"] == d["shoe"]),
-}
-
-
-def track(ledger: list[Entry], kind: str, data: Mapping[str, Any], version: int, deck: str | None) -> list[Entry]:
-    """The ledger after an event of type ``kind`` at ``version`` (``deck``: the label of a dealt card's deck)."""
-    if kind == "CardDealt":
-        if data["face_up"]:
-            return ledger
-        return [*ledger, {"version": version, "shoe": data["shoe"], "deck": deck, "card": data["card"],
-                          "to": data["to"], "over": False}]
-    case = REVEALS.get(kind)
-    if case is None or not ledger:
-        return ledger
-    effect, concerns = case
-    if effect == SHOWN:
-        return [e for e in ledger if not concerns(e, dict(data))]
-    return [{**e, "over": True} if concerns(e, dict(data)) else e for e in ledger]
-
-
-# --- what an event's data hides ----------------------------------------------------------------------------
+Conceal = Callable[[dict[str, Any], int], list["Spot"]]  # an event's data and version -> the parts it hides
+# What an event does to the face-down cards it concerns: SHOWN (shown to all: out of the ledger) or OVER (its
+# round is over: an auditor may see it), with which entries of the ledger it concerns.
+Reveal = tuple[str, Callable[[Entry, dict[str, Any]], bool]]
 
 
 @dataclass(frozen=True)
 class Spot:
     """A part of an event's data that was hidden when it was recorded: where it is (keys into the data), whose
-    it is, and which entries of a ledger still hide it."""
+    it is, which entries of a ledger still hide it, and what a reader who may not see it is shown instead."""
 
     path: tuple[Any, ...]
     owner: str
     match: Match
+    blank: Any = HIDDEN
+
+    @property
+    def pointer(self) -> str:
+        """Its JSON Pointer inside the event's data, as chain rule 3 names it (domain/chain.py)."""
+        return chain.pointer(self.path)
 
 
-def _piles(field: str) -> Callable[[dict[str, Any], int], list[Spot]]:
-    """Each card of a mapping holder -> cards that were the holder's own face-down cards."""
+@dataclass(frozen=True, eq=False)
+class Concealment:
+    """What a game's events hide and show, by event type: ``conceals`` names the parts of an event's data that
+    were hidden when it was recorded and whose they are; ``reveals`` what an event shows of the cards hidden so
+    far. A game declares its own in its folder (``Game.concealment``); the events every game shares are
+    declared here (``SHARED``), and a game's are added to them. Compared by identity, so a Sight holding one
+    stays hashable."""
+
+    conceals: Mapping[str, Conceal] = field(default_factory=dict)
+    reveals: Mapping[str, Reveal] = field(default_factory=dict)
+
+    def __add__(self, other: "Concealment") -> "Concealment":
+        both = [name for name in (*other.conceals, *other.reveals) if name in self.conceals or name in self.reveals]
+        if both:
+            raise ValueError(f"event types declared twice: {', '.join(sorted(set(both)))}")
+        return Concealment({**self.conceals, **other.conceals}, {**self.reveals, **other.reveals})
+
+    def spots(self, kind: str, data: dict[str, Any], version: int) -> list[Spot]:
+        """The parts of an event's data that were hidden when it was recorded."""
+        spots = self.conceals.get(kind)
+        return spots(data, version) if spots else []
+
+    def track(self, ledger: list[Entry], kind: str, data: Mapping[str, Any], version: int,
+              deck: str | None) -> list[Entry]:
+        """The ledger after an event of type ``kind`` at ``version`` (``deck``: the label of a dealt card's deck)."""
+        if kind == "CardDealt":
+            if data["face_up"]:
+                return ledger
+            return [*ledger, {"version": version, "shoe": data["shoe"], "deck": deck, "card": data["card"],
+                              "to": data["to"], "over": False}]
+        case = self.reveals.get(kind)
+        if case is None or not ledger:
+            return ledger
+        effect, concerns = case
+        if effect == SHOWN:
+            return [e for e in ledger if not concerns(e, dict(data))]
+        return [{**e, "over": True} if concerns(e, dict(data)) else e for e in ledger]
+
+
+def piles(field_name: str) -> Conceal:
+    """Each card of a mapping holder -> cards, each one the holder's own face-down card."""
     def spots(data: dict[str, Any], version: int) -> list[Spot]:
-        return [Spot((field, holder, i), holder, _own_card(card, holder, version))
-                for holder, cards in data[field].items() for i, card in enumerate(cards)]
+        return [Spot((field_name, holder, i), holder, own_card(card, holder, version))
+                for holder, cards in data[field_name].items() for i, card in enumerate(cards)]
     return spots
 
 
-def _own_card(card: str, holder: str, version: int) -> Match:
+def own_card(card: str, holder: str, version: int) -> Match:
+    """The entries hiding ``card``, dealt to ``holder`` before ``version``."""
     return lambda e: e["card"] == card and e["to"] == holder and e["version"] < version
 
 
@@ -125,25 +140,12 @@ def _dealt(data: dict[str, Any], version: int) -> list[Spot]:
     return [Spot(("card",), data["to"], lambda e: e["version"] == version)]
 
 
-def _stood(data: dict[str, Any], version: int) -> list[Spot]:
-    """Chemin de fer A.9 / A.10: the total of a hand still face down."""
-    player = data["player"]
-    return [Spot(("total",), player, lambda e: e["to"] == player and e["deck"] == "shoe" and e["version"] < version)]
-
-
-# The parts of an event's data that hold hidden cards (or what they add up to), by its type.
-CONCEALS: Mapping[str, Callable[[dict[str, Any], int], list[Spot]]] = {
-    "CardDealt": _dealt,
-    "HandStood": _stood,
-    "CardsSetAside": _piles("piles"),
-    "Stage2Began": _piles("hands"),
-}
-
-
-def conceals(kind: str, data: dict[str, Any], version: int) -> list[Spot]:
-    """The parts of an event's data that were hidden when it was recorded."""
-    spots = CONCEALS.get(kind)
-    return spots(data, version) if spots else []
+# The events every game shares (domain/events.py): a card dealt face down hides it from all but the player it
+# was dealt to; a deck's seed revealed tells every card of that deck.
+SHARED = Concealment(
+    conceals={"CardDealt": _dealt},
+    reveals={"ShoeRevealed": (SHOWN, lambda e, d: e["shoe"] == d["shoe"])},
+)
 
 
 # --- a viewer at a reading moment --------------------------------------------------------------------------
@@ -153,11 +155,12 @@ def conceals(kind: str, data: dict[str, Any], version: int) -> list[Spot]:
 class Sight:
     """A viewer at a reading moment: ``at``, the ledger of that moment (None: each event at its own moment,
     as a live stream sends it, when everything it concealed was hidden); ``now``, the table's ledger now
-    (None: unknown, so no round counts as over)."""
+    (None: unknown, so no round counts as over); ``concealment``, what the game's events hide."""
 
     viewer: Viewer
     at: tuple[Entry, ...] | None = ()
     now: tuple[Entry, ...] | None = None
+    concealment: Concealment = SHARED
 
     @property
     def everything(self) -> bool:
@@ -190,29 +193,34 @@ class Sight:
                    for e in self.at or () if e["to"] == player)
 
     def shown_event(self, shown: dict[str, Any]) -> dict[str, Any]:
-        """An event (as present.event shows it) as this viewer sees it: every part it may not see yet replaced."""
+        """An event (as present.event shows it) as this viewer sees it: every part it may not see yet replaced
+        by its blank and, under chain rule 3, its salt replaced by its commitment (``concealed``), so that the
+        reader checks the digest and learns nothing of the part (docs/design.md "Concealed parts")."""
         if self.everything:
             return shown
-        spots = [s for s in conceals(shown["type"], shown["data"], shown["version"]) if self.hides(s.owner, s.match)]
+        spots = [s for s in self.concealment.spots(shown["type"], shown["data"], shown["version"])
+                 if self.hides(s.owner, s.match)]
         if not spots:
             return shown
-        data = _copied(shown["data"])
+        salts = dict(shown.get("salts") or {})
+        concealed = {}
         for spot in spots:
-            *inner, last = spot.path
-            place = data
-            for key in inner:
-                place = place[key]
-            place[last] = None if spot.path == ("total",) else HIDDEN
-        return {**shown, "data": data}
+            if spot.pointer in salts:
+                concealed[spot.pointer] = chain.commit(salts.pop(spot.pointer), chain.value_at(shown["data"], spot.pointer))
+        out = {k: v for k, v in shown.items() if k not in ("salts", "concealed")}
+        out["data"] = chain.committed(shown["data"], {spot.pointer: spot.blank for spot in spots})
+        if salts:
+            out["salts"] = salts
+        if concealed:
+            out["concealed"] = concealed
+        return out
 
 
-def _copied(data: dict[str, Any]) -> dict[str, Any]:
-    return {k: ({h: list(v) for h, v in value.items()} if isinstance(value, dict) else value) for k, value in data.items()}
-
-
-def sight(viewer: Viewer, at: list[Entry] | None, now: list[Entry] | None = None) -> Sight:
+def sight(viewer: Viewer, at: list[Entry] | None, now: list[Entry] | None = None,
+          concealment: Concealment = SHARED) -> Sight:
     """The Sight of ``viewer`` reading at a moment whose ledger is ``at`` (None: each event at its own
-    moment), the table's ledger now being ``now`` (by default ``at``: a reading at the head)."""
+    moment), the table's ledger now being ``now`` (by default ``at``: a reading at the head), ``concealment``
+    saying what the game's events hide."""
     if at is None:
-        return Sight(viewer, None, None if now is None else tuple(now))
-    return Sight(viewer, tuple(at), tuple(at if now is None else now))
+        return Sight(viewer, None, None if now is None else tuple(now), concealment)
+    return Sight(viewer, tuple(at), tuple(at if now is None else now), concealment)

@@ -17,8 +17,9 @@ from typing import Any, ClassVar
 from eventsourcing.domain import Aggregate
 
 from domain import chain
+from domain import chain as _chain  # Table.__init__ takes TableOpened's field named chain
 from domain.acting import CROUPIER, check_acting, players_act_option
-from domain.errors import BadArgument, NotAllowedNow
+from domain.errors import BadArgument, DomainError, NotAllowedNow
 from domain.events import (
     DEALER_RULE,
     SERVICE,
@@ -35,7 +36,7 @@ from domain.inputs import parse_args, validate_players
 from domain.recorder import Recorder
 from domain.shuffle import ALGORITHM, commitment, shoe_order
 from domain.sight import CROUPIER as CROUPIER_VIEW
-from domain.sight import PLAYER, REVEALS, Entry, Sight, track
+from domain.sight import EVERYTHING, PLAYER, Entry, Sight
 from domain.sight import sight as sight_of
 
 Issued = tuple[str, str, dict[str, Any]]  # a command as issued: its name, who issued it, its fields
@@ -55,12 +56,17 @@ class Table(Aggregate):
 
     # Tables snapshotted before the field existed are croupier's tables.
     players_act: str = CROUPIER
+    # The chain rule its events are recorded under (domain/chain.py): tables snapshotted before rule 3 existed
+    # were opened under rule 1 or 2, which record no salts, so either reads as "not 3" here.
+    chain_rule: int = chain.RULE_BOUND
     # The face-down cards hidden now (domain/sight.py); a table restored from a snapshot taken before the
     # ledger existed starts with none until its next hidden card is dealt. (A list once set: snapshots are JSON.)
     hidden: Any = ()
 
-    def __init__(self, game: str, players: list[str], rules: dict[str, Any], players_act: str | None = None) -> None:
+    def __init__(self, game: str, players: list[str], rules: dict[str, Any], players_act: str | None = None,
+                 chain: int | None = None, table_id: str | None = None) -> None:
         self.players_act = players_act or CROUPIER
+        self.chain_rule = chain or (_chain.RULE_BOUND if table_id else _chain.RULE_UNBOUND)
         self.game = game
         self.players = list(players)
         self.rules = dict(rules)
@@ -156,9 +162,11 @@ class Table(Aggregate):
         # Recorded only where given, so that a croupier's table opened without a credential is recorded as
         # every table was before these fields.
         data.update({k: v for k, v in (("players_act", players_act), ("by", by)) if v is not None})
-        # The id the library would draw itself, drawn first so that the chain binds it (domain/chain.py).
+        # The id the library would draw itself, drawn first so that the chain binds it (domain/chain.py); every
+        # table opened now commits to its concealed parts (chain rule 3).
         table_id = cls.create_id()
         data[chain.BOUND_FIELD] = str(table_id)
+        data[chain.RULE_FIELD] = chain.RULE_COMMITTED
         stamp = chain.format_timestamp(now)
         head = chain.digest("", 1, "TableOpened", stamp, SERVICE, data)
         return cls._create(
@@ -212,9 +220,10 @@ class Table(Aggregate):
 
     def track_hidden(self, e: TableEvent) -> None:
         """The ledger of face-down cards after an event (applied after the event's handlers)."""
-        if e.type == "CardDealt" or (self.hidden and e.type in REVEALS):
+        concealment = self.GAME.secrets
+        if e.type == "CardDealt" or (self.hidden and e.type in concealment.reveals):
             deck = self._deck_numbered(e.shoe)["deck"] if isinstance(e, CardDealt) else None
-            self.hidden = track(self.hidden, e.type, e.data, e.originator_version, deck)
+            self.hidden = concealment.track(self.hidden, e.type, e.data, e.originator_version, deck)
 
     # --- deciding helpers used by the games --------------------------------------------------------
 
@@ -264,17 +273,19 @@ class Table(Aggregate):
     def handle(
         self, command: str, player: str, args: dict[str, Any], now: datetime, new_seed: Callable[[], bytes],
         expects: list[dict[str, Any]] | None = None, by: str | None = None,
+        new_salt: Callable[[], str] | None = None,
     ) -> None:
         """Runs one command: checks its fields, that it is expected from this player now, then lets the
         game decide and record. A refusal raises before anything is recorded. ``expects``: this table's
         ``expects()`` where the caller already has it (the state it last showed), so it is not built again;
-        ``by``: the credential that issued it, recorded in each of its events."""
+        ``by``: the credential that issued it, recorded in each of its events; ``new_salt``: the source of the
+        salts of its concealed parts (chain rule 3, domain/recorder.py)."""
         args = parse_args(self.game, self.COMMANDS, command, args)
         if expects is None:
             expects = self.expects()
         if not self._may_issue(command, player, expects):
             raise self._not_allowed(command, player)
-        rec = Recorder(self, now, by=by)
+        rec = Recorder(self, now, by=by, new_salt=new_salt)
         run = self._RUNS[command]
         if self.COMMANDS[command].seeded:
             run(self, rec, player, new_seed, **args)
@@ -303,20 +314,36 @@ class Table(Aggregate):
     def _may_issue(self, command: str, player: str, expects: list[dict[str, Any]]) -> bool:
         return any(e["command"] == command and e["player"] == player for e in expects)
 
-    def _not_allowed(self, command: str, player: str) -> NotAllowedNow:
+    def _not_allowed(self, command: str, player: str, seen: Sight | None = None) -> NotAllowedNow:
+        """Why ``command`` by ``player`` is not expected now, as ``seen`` (by default: everything) may read it: the
+        commands the table waits for are public, but not the choices a hidden hand forces (domain/sight.py)."""
+        seen = seen or self.sight(EVERYTHING)
         expects = self.expects()
-        if not expects:
-            return NotAllowedNow("The table expects no command now.", expects)
-        wanted = "; ".join(f"{e['command']} by {e['player']}" for e in expects)
+        public = self.expects_public(seen, expects)
+        shown = self.expects_seen(seen, expects)
+        if not public:
+            return NotAllowedNow("The table expects no command now.", shown, command, player)
+        wanted = "; ".join(dict.fromkeys(f"{e['command']} by {e['player']}" for e in public))
         if player not in self.players:
             why = f"'{player}' is not a player at this table (players: {', '.join(self.players)}); the table waits for {wanted}."
         elif special := self._why_not(command, player, wanted):
             why = special
-        elif any(e["command"] == command for e in expects):
+        elif any(e["command"] == command for e in public):
             why = f"It is not {player}'s turn to {command}: the table waits for {wanted}."
         else:
             why = f"'{command}' is not allowed now ({self.phase_description()}); the table waits for {wanted}."
-        return NotAllowedNow(why, expects)
+        return NotAllowedNow(why, shown, command, player)
+
+    def refusal_seen(self, refused: DomainError, command: str, player: str, seen: Sight) -> DomainError:
+        """A refusal as ``seen`` may read it, telling nothing his own view does not show: a command not expected
+        now worded from what he sees; a refusal whose reason lies in cards hidden from him (``about``) only says
+        that the rules do not allow it (the player whose cards they are is told why)."""
+        if isinstance(refused, NotAllowedNow):
+            return self._not_allowed(refused.command or command, refused.player or player, seen)
+        if refused.about is not None and seen.hides_hand_of(refused.about):
+            return NotAllowedNow(f"The rules do not allow {command} by {player} now.", self.expects_seen(seen),
+                                 command, player)
+        return refused
 
     def _why_not(self, command: str, player: str, wanted: str) -> str | None:
         """A game's own explanation of a refusal, where the generic one would mislead."""
@@ -353,7 +380,7 @@ class Table(Aggregate):
     def sight(self, viewer: Any = CROUPIER_VIEW, now: list[Entry] | None = None) -> Sight:
         """``viewer`` reading this table at its version (``now``: the ledger at the head, if this is an
         earlier version)."""
-        return sight_of(viewer, self.hidden, now)
+        return sight_of(viewer, self.hidden, now, self.GAME.secrets)
 
     def view(self, seen: Sight | None = None, expects: list[dict[str, Any]] | None = None) -> dict[str, Any]:
         """The state as ``seen`` (by default: the croupier) may see it: what every table shows, then the
@@ -372,12 +399,17 @@ class Table(Aggregate):
         }
 
     def expects_seen(self, seen: Sight, expects: list[dict[str, Any]] | None = None) -> list[dict[str, Any]]:
-        """``expects`` as ``seen`` may see it: a player's own commands only; bounds drawn from a hand he may
-        not see (the cards a holder may play) left out."""
+        """``expects`` as ``seen`` may see it: a player's own commands only, as ``expects_public`` shows them."""
+        public = self.expects_public(seen, expects)
+        if seen.viewer.kind == PLAYER:
+            return [e for e in public if e["player"] == seen.viewer.player]
+        return public
+
+    def expects_public(self, seen: Sight, expects: list[dict[str, Any]] | None = None) -> list[dict[str, Any]]:
+        """Every command the table waits for and from whom, as ``seen`` may see them: bounds drawn from a hand
+        he may not see (the cards a holder may play) left out, and choices a hidden hand forces widened."""
         shown = []
         for entry in self.expects() if expects is None else expects:
-            if seen.viewer.kind == PLAYER and entry["player"] != seen.viewer.player:
-                continue
             if seen.hides_hand_of(entry["player"]):
                 fields = self.COMMANDS[entry["command"]].fields
                 entry = {**entry, "fields": {name: spec.expected() if spec.kind in ("card", "cards") else

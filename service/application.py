@@ -41,6 +41,7 @@ class TablesService(Commands, Queries, History, Health, Application):
         *,
         clock: bootstrap.Clock = utc_now,
         new_seed: bootstrap.SeedSource = fresh_seed,
+        new_salt: bootstrap.SaltSource = bootstrap.fresh_salt,
         env: dict[str, str] | None = None,
         signer: Signer | None = None,
         seed_keys: SeedKeys | None = None,
@@ -61,8 +62,10 @@ class TablesService(Commands, Queries, History, Health, Application):
             self.at_rest = atrest.settle(self, settings)
             self.clock = clock
             self.new_seed = new_seed
+            self.new_salt = new_salt
             self.head_locks: dict[UUID, threading.Lock] = {}  # one a table; setdefault is atomic
             self.shown_expects: dict[tuple[UUID, int, str], list[dict[str, Any]]] = {}
+            self.acting_of: dict[str, tuple[str, frozenset[str]]] = {}  # Commands.acting
             bootstrap.wire(self, settings, follow=follow, group_commit=group_commit)
         except BaseException:
             # built halfway (the database went away): close the connection pool it may have opened

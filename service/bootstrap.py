@@ -13,6 +13,7 @@ from collections.abc import Callable
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
+from domain import chain
 from domain.games import GAMES, ROUND_MARKS
 from domain.shuffle import SEED_BYTES
 from service import atrest, metrics, onetrip, streams
@@ -28,6 +29,7 @@ if TYPE_CHECKING:
 
 Clock = Callable[[], datetime]
 SeedSource = Callable[[], bytes]
+SaltSource = Callable[[], str]
 
 
 def utc_now() -> datetime:
@@ -36,6 +38,11 @@ def utc_now() -> datetime:
 
 def fresh_seed() -> bytes:
     return secrets.token_bytes(SEED_BYTES)
+
+
+def fresh_salt() -> str:
+    """A concealed part's salt (chain rule 3, domain/chain.py): 16 bytes of the operating system's randomness."""
+    return secrets.token_hex(chain.SALT_BYTES)
 
 
 def signer_for(settings: Settings | None) -> Signer:

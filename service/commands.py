@@ -13,8 +13,9 @@ from typing import Any
 
 from eventsourcing.persistence import IntegrityError
 
+from domain.acting import check_acting
 from domain.chain import format_timestamp
-from domain.errors import BadArgument, DomainError, NotAllowedNow
+from domain.errors import BadArgument, DomainError
 from domain.games import GAMES
 from domain.sight import EVERYTHING, Viewer
 from domain.table import Table
@@ -51,12 +52,11 @@ class Commands:
         (recorded in its events); ``as_player`` is the player a player's credential speaks for (None: the
         house's credential), checked against who may act at the table (domain/acting.py); the answer is as
         ``viewer`` sees it (domain/sight.py)."""
-        body_sha = idempotency.body_digest(command, player, args)
-        earlier = idempotency.repeated(self, table_id, command, idempotency_key, body_sha, viewer)
-        if earlier is not None:
+        body_sha, made = idempotency.body_digest(command, player, args), idempotency_key is None
+        key = idempotency.Key(idempotency.made_key() if made else idempotency_key, by)
+        if not made and (earlier := self._repeat(table_id, command, player, key, body_sha, as_player, viewer)):
             return earlier
-        made = idempotency_key is None
-        key, unsure = (idempotency.made_key(), False) if idempotency_key is None else (idempotency_key, True)
+        unsure = not made
         for attempt in range(RETRIES):
             # The first attempt decides on the cached table itself, uncopied, unread where the store allows
             # (replay.HeadLease); ``cached``: that table, if it was not read from the log.
@@ -69,7 +69,8 @@ class Commands:
                     lease.drop()
                     if cached is not None:
                         continue  # perhaps refused only because the cached table was stale: decided again on the log's
-                    return self._refused(refused, table, command, key, body_sha, viewer, made=made, unsure=unsure)
+                    return self._refused(refused, table, command, player, key, body_sha, viewer, made=made,
+                                        unsure=unsure)
                 appended = list(table.pending_events)
                 try:
                     self._commit(table, *idempotency.records(table_id, key, body_sha, first, table.version))
@@ -99,6 +100,13 @@ class Commands:
                 return answer
         raise AssertionError("unreachable")  # pragma: no cover
 
+    def _repeat(self, table_id: str, command: str, player: str, key: idempotency.Key, body_sha: str,
+                as_player: str | None, viewer: Viewer) -> dict[str, Any] | None:
+        """The first answer to a client's key, if it was recorded. Who may act is checked first: a key is looked
+        up only for a command its credential may issue, and finds only that credential's own (idempotency.Key)."""
+        check_acting(*self.acting(table_id), player, as_player)
+        return idempotency.repeated(self, table_id, command, key, body_sha, viewer)
+
     def _decide(self, table: Table, command: str, player: str, args: dict[str, Any], expected_version: int | None,
                 as_player: str | None, by: str | None) -> int:
         """Decides the command on ``table`` (its events pending) or refuses it; returns the first new version.
@@ -110,11 +118,11 @@ class Commands:
         if expected_version is not None and expected_version != table.version:
             raise VersionMismatch(expected_version, table.version)
         shown = self.shown_expects.get((table.id, table.version, table.head))
-        table.handle(command, player, args, self.clock(), self.new_seed, shown, by=by)
+        table.handle(command, player, args, self.clock(), self.new_seed, shown, by=by, new_salt=self.new_salt)
         return first
 
-    def _refused(self, refused: DomainError | VersionMismatch, table: Table, command: str, key: str, body_sha: str,
-                 viewer: Viewer, *, made: bool, unsure: bool) -> dict[str, Any]:
+    def _refused(self, refused: DomainError | VersionMismatch, table: Table, command: str, player: str,
+                 key: idempotency.Key, body_sha: str, viewer: Viewer, *, made: bool, unsure: bool) -> dict[str, Any]:
         """A refusal on the table read from the log, unless the command was recorded since it was looked up (a
         repeat of a command in flight, or this request's failed save that committed after all): then its
         response, not a refusal."""
@@ -122,10 +130,10 @@ class Commands:
                    if unsure else None)
         if earlier is not None:
             return earlier
-        raise _refusal(refused, table, viewer) from None
+        raise _refusal(refused, table, command, player, viewer) from None
 
-    def _lost_race(self, table_id: str, command: str, key: str, body_sha: str, viewer: Viewer, *, made: bool,
-                   final: bool) -> dict[str, Any] | None:
+    def _lost_race(self, table_id: str, command: str, key: idempotency.Key, body_sha: str, viewer: Viewer, *,
+                   made: bool, final: bool) -> dict[str, Any] | None:
         """After a save refused for a version or a key taken first: a lost race, or this very command committed
         by a save the library tried again after a lost connection; its record tells which. The command's
         response, or None to decide it again; ConcurrentWrite if it may not be decided again (``final``)."""
@@ -135,8 +143,8 @@ class Commands:
             raise ConcurrentWrite() from None
         return earlier
 
-    def _settle(self, failure: Exception, table_id: str, command: str, key: str, body_sha: str, viewer: Viewer, *,
-                last: bool) -> dict[str, Any] | None:
+    def _settle(self, failure: Exception, table_id: str, command: str, key: idempotency.Key, body_sha: str,
+                viewer: Viewer, *, last: bool) -> dict[str, Any] | None:
         """After a failed save: the command's response if the save committed after all; None if it did not
         and the command may be decided again; the failure again if it is no outage (nothing was written) or
         if this was the last attempt."""
@@ -159,7 +167,18 @@ class Commands:
         # Looked up at each call, not bound once: what save does is what a group commit does.
         self.save(*aggregates)
 
-    def earlier_response(self, table_id: str, key: str, body_sha: str,
+    def acting(self, table_id: str) -> tuple[str, frozenset[str]]:
+        """Who acts for the players at a table and the house's seats (domain/acting.py): settled at its opening,
+        so read once a process and kept (a table's few bytes; the whole is cleared past SHOWN_EXPECTS tables)."""
+        found = self.acting_of.get(table_id)
+        if found is None:
+            table = self.table(table_id)
+            if len(self.acting_of) >= SHOWN_EXPECTS:
+                self.acting_of.clear()
+            found = self.acting_of[table_id] = (table.players_act, table.house_seats())
+        return found
+
+    def earlier_response(self, table_id: str, key: idempotency.Key, body_sha: str,
                          viewer: Viewer = EVERYTHING) -> dict[str, Any] | None:
         """The answer a keyed command gave, if it was recorded (service/idempotency.py), as ``viewer`` sees it."""
         return idempotency.earlier_response(self, table_id, key, body_sha, viewer)
@@ -182,14 +201,14 @@ class Commands:
         return self.signer.sign_receipt(str(table.id), table.version, table.head, format_timestamp(table.modified_on))
 
 
-def _refusal(refused: DomainError | VersionMismatch, table: Table, viewer: Viewer) -> Exception:
-    """A refusal as its issuer gets it: a version mismatch counted; a command not expected now with what is
-    expected as the issuer may see it (domain/sight.py)."""
+def _refusal(refused: DomainError | VersionMismatch, table: Table, command: str, player: str,
+             viewer: Viewer) -> Exception:
+    """A refusal as its issuer gets it: a version mismatch counted; a rule's refusal telling him nothing his own
+    view does not show (domain/table.py ``Table.refusal_seen``)."""
     if isinstance(refused, VersionMismatch):
         metrics.conflict("version_mismatch")
-    if isinstance(refused, NotAllowedNow):
-        refused.expects = refused.details["expects"] = table.expects_seen(table.sight(viewer), refused.expects)
-    return refused
+        return refused
+    return table.refusal_seen(refused, command, player, table.sight(viewer))
 
 
 def _retried(table_id: str, command: str, attempt: int) -> None:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import time
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 from uuid import NAMESPACE_URL, UUID, uuid4, uuid5
 
 from eventsourcing.application import AggregateNotFoundError
@@ -56,8 +56,20 @@ class IdempotencyRecord(Aggregate):
         self.last_version = last_version
 
     @staticmethod
-    def id_for(table_id: str, key: str) -> UUID:
-        return uuid5(NAMESPACE_URL, f"zametano:idempotency:{table_id}:{key}")
+    def id_for(table_id: str, key: str, by: str | None = None) -> UUID:
+        """The record's id: a key belongs to the credential that sent it (``by``; None without credentials, as
+        every key was before credentials owned their keys), so another credential's same key is another record."""
+        if by is None:
+            return uuid5(NAMESPACE_URL, f"zametano:idempotency:{table_id}:{key}")
+        return uuid5(NAMESPACE_URL, "zametano:idempotency:" + canonical_json([table_id, by, key]))
+
+
+class Key(NamedTuple):
+    """A command's identity: the client's Idempotency-Key (or one made for the request) and the credential that
+    sent it, whose own keys alone it finds."""
+
+    text: str
+    by: str | None
 
 
 # Records stored before this module existed name the class where it was defined then.
@@ -74,16 +86,16 @@ def made_key() -> str:
     return uuid4().hex
 
 
-def records(table_id: str, key: str, body_sha: str, first: int, last: int) -> list[IdempotencyRecord]:
+def records(table_id: str, key: Key, body_sha: str, first: int, last: int) -> list[IdempotencyRecord]:
     """What a command saves with its events: which versions it appended, under its identity."""
     record = IdempotencyRecord._create(
-        IdempotencyRecord.Created, id=IdempotencyRecord.id_for(table_id, key), table_id=table_id,
+        IdempotencyRecord.Created, id=IdempotencyRecord.id_for(table_id, *key), table_id=table_id,
         body_sha256=body_sha, first_version=first, last_version=last,
     )
     return [record]
 
 
-def settle(app: TablesService, table_id: str, command: str, key: str, body_sha: str, viewer: Viewer,
+def settle(app: TablesService, table_id: str, command: str, key: Key, body_sha: str, viewer: Viewer,
            failure: BaseException) -> dict[str, Any] | None:
     """After a save that failed in a way that may have committed: the command's response if it was recorded,
     None if it was not; OutcomeUnknown if the store does not answer within SETTLE_WITHIN seconds."""
@@ -100,7 +112,7 @@ def settle(app: TablesService, table_id: str, command: str, key: str, body_sha: 
                 log.warning("%s on table %s: whether it was recorded is unknown, the store did not answer in "
                             "%g s: %s", label, table_id, SETTLE_WITHIN, store.one_line(failure),
                             extra={"table_id": table_id, "command": label})
-                raise OutcomeUnknown(outage.reason, key) from failure
+                raise OutcomeUnknown(outage.reason, key.text) from failure
             time.sleep(SETTLE_EVERY)
             continue
         log.info("%s on table %s: its save failed (%s), and it was %s", label, table_id, store.one_line(failure),
@@ -109,7 +121,7 @@ def settle(app: TablesService, table_id: str, command: str, key: str, body_sha: 
         return earlier
 
 
-def repeated(app: TablesService, table_id: str, command: str, key: str | None, body_sha: str, viewer: Viewer, *,
+def repeated(app: TablesService, table_id: str, command: str, key: Key | None, body_sha: str, viewer: Viewer, *,
              made: bool = False) -> dict[str, Any] | None:
     """The first response of a repeated Idempotency-Key (as ``viewer`` sees it), else None. ``made``: the key is the one the service
     made for this request, so a response found is this request's own save's, which committed although it failed."""
@@ -125,12 +137,12 @@ def repeated(app: TablesService, table_id: str, command: str, key: str | None, b
     return earlier
 
 
-def earlier_response(app: TablesService, table_id: str, key: str, body_sha: str,
+def earlier_response(app: TablesService, table_id: str, key: Key, body_sha: str,
                      viewer: Viewer) -> dict[str, Any] | None:
     """The answer the keyed command gave, rebuilt from the versions its record names; None if never recorded;
     IdempotencyKeyReused if the key was recorded for another body."""
     try:
-        record = app.repository.get(IdempotencyRecord.id_for(table_id, key))
+        record = app.repository.get(IdempotencyRecord.id_for(table_id, *key))
     except AggregateNotFoundError:
         return None
     if record.body_sha256 != body_sha:

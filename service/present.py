@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterable
 from fractions import Fraction
 from typing import Any
 
+from domain.games import SECRETS
 from domain.sight import EVERYTHING, Sight, Viewer
 from domain.table import Table, TableEvent
 from service.errors import DamagedLog
@@ -24,7 +25,13 @@ AT_ITS_MOMENT = None
 def event(e: TableEvent, seen: Sight | None = None) -> dict[str, Any]:
     """An event as every output shows it: the envelope and the data, never an unrevealed seed, and as
     ``seen`` may see it (by default: everything; the digest always the recorded one)."""
-    return e.public() if seen is None else seen.shown_event(e.public())
+    return as_seen(e.public(), seen)
+
+
+def as_seen(shown: dict[str, Any], seen: Sight | None) -> dict[str, Any]:
+    """An event as ``event`` shows it to everyone, as ``seen`` may see it (None: everything): its hidden parts
+    blanked and, under chain rule 3, their salts given only beside the parts shown (domain/sight.py)."""
+    return shown if seen is None else seen.shown_event(shown)
 
 
 def events(es: Iterable[TableEvent], seen: Sight | None = None) -> list[dict[str, Any]]:
@@ -34,7 +41,7 @@ def events(es: Iterable[TableEvent], seen: Sight | None = None) -> list[dict[str
 def sight(viewer: Viewer, table: Table | None) -> Sight:
     """``viewer`` reading at the head of ``table`` (None: the table cannot be rebuilt, so each event is shown
     as it was at its own moment, which hides at least as much)."""
-    return table.sight(viewer) if table is not None else Sight(viewer, AT_ITS_MOMENT, None)
+    return table.sight(viewer) if table is not None else Sight(viewer, AT_ITS_MOMENT, None, SECRETS)
 
 
 def sight_now(viewer: Viewer, table_at_head: Callable[[], Table]) -> Sight | None:

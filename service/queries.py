@@ -6,9 +6,10 @@ binary search over single events, pages and exports in bounded batches (docs/des
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from datetime import datetime
 from typing import Any
+from uuid import UUID
 
 from domain.chain import format_timestamp
 from domain.errors import BadArgument
@@ -175,15 +176,18 @@ class Queries:
             "index_error": self.index_error(table_id),
         }
 
-    def player_rounds(self, player: str, after: int = 0, limit: int = 50) -> dict[str, Any]:
-        """Every finished round the player took part in, at every table, the newest first (his name compared
-        as names are: NFKC, case folded); a page starts after the position ``after``, the ``next_after`` of the
-        page before (0: from the newest). A name no table could seat is refused (InvalidPlayers)."""
+    def player_rounds(self, player: str, after: int = 0, limit: int = 50,
+                      tables: Iterable[str] | None = None) -> dict[str, Any]:
+        """Every finished round the player took part in, at every table (or only at ``tables``: a token limited
+        to them), the newest first (his name compared as names are: NFKC, case folded); a page starts after the
+        position ``after``, the ``next_after`` of the page before (0: from the newest). A name no table could
+        seat is refused (InvalidPlayers)."""
         validate_name(player)
         self.index.bring_up_to_date()
         limit = page_size(limit)
         before = position(after) or MAX_NUMBER
-        rows = self.index.view.seat_rounds(player, before, limit + 1)
+        among = None if tables is None else tuple(sorted({_table_key(t) for t in tables}))
+        rows = self.index.view.seat_rounds(player, before, limit + 1, among)
         more = len(rows) > limit
         rows = rows[:limit]
         return {
@@ -210,3 +214,11 @@ class Queries:
         """A page of the table's free decisions weighed, and every player's summary (service/decisions.py), up
         to the live coup for a ``viewer`` who does not see its cards."""
         return decisions.table_decisions(self, table_id, after, limit, viewer)
+
+
+def _table_key(table_id: str) -> str:
+    """A table's id as the read model keys it (a UUID's canonical text; anything else matches no table)."""
+    try:
+        return str(UUID(table_id))
+    except ValueError:
+        return table_id

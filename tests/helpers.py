@@ -51,13 +51,19 @@ class StepClock:
 
 
 class Seeds:
-    """Deterministic 32-byte seeds."""
+    """Deterministic 32-byte seeds, and (``salt``) deterministic salts for the concealed parts of chain rule 3,
+    counted apart so that the seeds are the same whether or not a command draws salts."""
 
     def __init__(self, seed: int = 0) -> None:
         self.rng = random.Random(seed)
+        self.salts = 0
 
     def __call__(self) -> bytes:
         return self.rng.randbytes(32)
+
+    def salt(self) -> str:
+        self.salts += 1
+        return f"{self.salts:032x}"
 
 
 @contextmanager

@@ -20,7 +20,7 @@ from service.atrest import KEY_FILE, cipher_of
 from tests.helpers import postgres_location
 
 # Keys of a stored event's JSON that are not its data (docs/design.md's envelope, as the library stores it).
-ENVELOPE = ("timestamp", "originator_topic", "actor", "digest", "command")
+ENVELOPE = ("timestamp", "originator_topic", "actor", "digest", "command", "salts")
 
 # edit(version, type, stored event) -> the changed stored event, or None to leave it as it is
 Edit = Callable[[int, str, dict[str, Any]], dict[str, Any] | None]
@@ -148,7 +148,7 @@ class Rows:
             if changed:
                 data = {k: v for k, v in event.items() if k not in ENVELOPE}
                 moment = format_timestamp(datetime.fromisoformat(event["timestamp"]["_data_"]))
-                event["digest"] = digest(prev, version, type_, moment, event["actor"], data)
+                event["digest"] = digest(prev, version, type_, moment, event["actor"], data, event.get("salts"))
                 updates.append((self._seal(json.dumps(event, separators=(",", ":")).encode()), self.key, version))
             prev = event["digest"]
         if updates:

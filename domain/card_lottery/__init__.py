@@ -1,6 +1,6 @@
 """The Card lottery ("Kartochnaya lotereya"), docs/rules/card-lottery.md."""
 
-from domain.card_lottery import rounds, rules
+from domain.card_lottery import concealed, rating, rounds, rules
 from domain.card_lottery.table import CardLotteryTable
 from domain.card_lottery.view import view
 from domain.game import Game
@@ -13,6 +13,7 @@ GAME = Game(
     players=(2, rules.MAX_HOLDERS + 2),
     rounds=rounds.MARKS,
     view=view,
+    rating=rating.RATING,
     options=rules.OPTIONS,
     roles={
         "banker": "The banker, one of the players: collects, lays out, spreads the pot and reveals.",
@@ -20,5 +21,6 @@ GAME = Game(
     },
     accounts=("pot", "kitty"),
     actors=(DEALER_RULE,),
+    concealment=concealed.CONCEALMENT,
     opening_events=("TableOpened", "RolesAssigned"),
 )

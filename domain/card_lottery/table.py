@@ -63,8 +63,9 @@ class CardLotteryTable(Table):
         "CardPlayed": "play",
     }
 
-    def __init__(self, game: str, players: list[str], rules: dict[str, Any], players_act: str | None = None) -> None:
-        super().__init__(game, players, rules, players_act)
+    def __init__(self, game: str, players: list[str], rules: dict[str, Any], players_act: str | None = None,
+                 chain: int | None = None, table_id: str | None = None) -> None:
+        super().__init__(game, players, rules, players_act, chain, table_id)
         self.banker = ""
         self.dealer = ""
         self.holders: list[str] = []
@@ -281,7 +282,7 @@ class CardLotteryTable(Table):
         """`beating`: one card, or two of equal rank, led at the next holder to the left."""
         problem = R.lead_problem(cards, self.hands[player])
         if problem:
-            raise IllegalPlay(problem)
+            raise IllegalPlay(problem, about=player)
         rec(CardsLed, player, holder=player, at=R.left_of(self.holders, player), cards=list(cards))
         if not self.hands[player]:
             self._end_stage2(rec, player)
@@ -291,10 +292,11 @@ class CardLotteryTable(Table):
         """`beating`: each led card beaten by a higher card of its suit; the beater leads next."""
         hand = self.hands[player]
         if not R.can_beat(self.led, hand):
-            raise IllegalPlay(f"You cannot beat {', '.join(self.led)} (no higher card of the suit): take them.")
+            raise IllegalPlay(f"You cannot beat {', '.join(self.led)} (no higher card of the suit): take them.",
+                              about=player)
         problem = R.beat_problem(self.led, cards, hand)
         if problem:
-            raise IllegalPlay(problem)
+            raise IllegalPlay(problem, about=player)
         rec(CardsBeaten, player, holder=player, led=list(self.led), cards=list(cards))
         if not self.hands[player]:
             self._end_stage2(rec, player)
@@ -307,7 +309,8 @@ class CardLotteryTable(Table):
             options = "; ".join(
                 f"{led} with {', '.join(c for c in hand if R.beats(led, c))}" for led in self.led
             )
-            raise IllegalPlay(f"You can beat, so you must: {options}. A take is allowed only when no beat exists.")
+            raise IllegalPlay(f"You can beat, so you must: {options}. A take is allowed only when no beat exists.",
+                              about=player)
         rec(CardsTaken, player, holder=player, cards=list(self.led), next_leader=R.left_of(self.holders, player))
 
     @command("play", card=CARD)
@@ -316,10 +319,10 @@ class CardLotteryTable(Table):
         hand = self.hands[player]
         led_suit = B.led_suit(self.trick)
         if card not in hand:
-            raise IllegalPlay(f"{card} is not in your hand.")
+            raise IllegalPlay(f"{card} is not in your hand.", about=player)
         if not R.may_play(card, led_suit, hand):
             follow = [c for c in hand if suit(c) == led_suit]
-            raise IllegalPlay(f"Follow the led suit: play one of {', '.join(follow)}.")
+            raise IllegalPlay(f"Follow the led suit: play one of {', '.join(follow)}.", about=player)
         rec(CardPlayed, player, holder=player, card=card)
         if len(self.trick) == len(self.holders):
             plays = [(h, c) for h, c in self.trick]

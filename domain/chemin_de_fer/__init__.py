@@ -1,6 +1,6 @@
 """Chemin de fer ("Zheleznaya doroga"), docs/rules/chemin-de-fer.md."""
 
-from domain.chemin_de_fer import rounds, rules
+from domain.chemin_de_fer import concealed, rating, rounds, rules
 from domain.chemin_de_fer.table import ChemindeferTable
 from domain.chemin_de_fer.view import view
 from domain.game import Game
@@ -13,8 +13,10 @@ GAME = Game(
     players=(rules.MIN_PLAYERS, rules.MAX_PLAYERS),
     rounds=rounds.MARKS,
     view=view,
+    rating=rating.RATING,
     options=rules.OPTIONS,
     accounts=("house",),
     actors=(DEALER_RULE,),
+    concealment=concealed.CONCEALMENT,
     reserved=("banker", "punter"),  # the two hands' names
 )

@@ -7,8 +7,7 @@ stood), the other side playing the solution (``solution.solve``) for the table's
 gain is the decider's expected gain per unit staked, conditional on reaching his cell: exact fractions.
 
 ``DecisionReader`` reads a table's events (as the events API shows them) in version order and names every
-free decision and every deal played, with who was at stake against whom; nothing here reads a clock, a
-store or the service.
+free decision, with who was at stake against whom; nothing here reads a clock, a store or the service.
 """
 
 from __future__ import annotations
@@ -103,20 +102,10 @@ class FreeDecision:
     stakes: dict[str, int]
 
 
-@dataclass(frozen=True)
-class DealPlayed:
-    """A deal played to its showdown: who banked and each staker's stake against him."""
-
-    version: int
-    round: int
-    banker: str
-    stakes: dict[str, int]
-
-
 @dataclass
 class DecisionReader:
     """Reads a Chemin de fer table's events in version order, from the first (or from a table's state, see
-    ``from_table``), and names its free decisions and its deals."""
+    ``from_table``), and names its free decisions (the deals' stakes are rated by domain/chemin_de_fer/rating.py)."""
 
     rule: str
     banker: str = ""
@@ -133,11 +122,11 @@ class DecisionReader:
         return cls(table.rules["draw_rule"], table.banker, table.punter, dict(table.stakes), hands,
                    round=round_number)
 
-    def feed(self, e: Event) -> list[FreeDecision | DealPlayed]:
-        """The free decision or the deal the event records, if any."""
+    def feed(self, e: Event) -> list[FreeDecision]:
+        """The free decision the event records, if any."""
         self.rounds.feed(e)
         kind, data = e["type"], e["data"]
-        found: list[FreeDecision | DealPlayed] = []
+        found: list[FreeDecision] = []
         if kind == "SeatsDrawn":
             self.banker = data["banker"]
         elif kind == "BankPassed":
@@ -149,7 +138,6 @@ class DecisionReader:
         elif kind == "HandStood":
             found += self._decision(e, data["hand"], STAND)
         elif kind == "HandsShown":
-            found.append(DealPlayed(e["version"], self._round(), self.banker, dict(self.stakes)))
             self.hands = {PUNTER: [], BANKER: []}
         elif kind == "CoupSettled":
             self.punter, self.stakes = "", {}

@@ -44,8 +44,9 @@ STAKE_AMOUNT = FieldSpec("amount", doc="The stake, at most the uncovered rest of
 
 
 class ChemindeferTable(Table):
-    def __init__(self, game: str, players: list[str], rules: dict[str, Any], players_act: str | None = None) -> None:
-        super().__init__(game, players, rules, players_act)
+    def __init__(self, game: str, players: list[str], rules: dict[str, Any], players_act: str | None = None,
+                 chain: int | None = None, table_id: str | None = None) -> None:
+        super().__init__(game, players, rules, players_act, chain, table_id)
         self.phase = SEATING
         self.resume = BANK  # where play resumes after a new shoe is shuffled and cut (A.2)
         self.seats: list[str] = []
@@ -282,10 +283,10 @@ class ChemindeferTable(Table):
     def _choose(self, rec: Recorder, actor: str, choice: str) -> None:
         """A.9 / A.10: at most one third card, face up; a choice the draw rule forbids is refused."""
         legal = self._choice_now()
-        if legal not in (R.EITHER, choice):
-            raise IllegalDraw(choice.capitalize(), self._rule_text(), legal)
         hand = "punter" if self.phase == PUNTER_DRAW else "banker"
         who = self.punter if hand == "punter" else self.banker
+        if legal not in (R.EITHER, choice):
+            raise IllegalDraw(choice.capitalize(), self._rule_text(), legal, about=who)
         if choice == R.DRAW:
             self._take(rec, actor, who, True)
         else:

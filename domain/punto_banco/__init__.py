@@ -1,7 +1,7 @@
 """Punto banco: casino baccarat with every draw fixed and the house as bank (docs/rules/punto-banco.md)."""
 
 from domain.game import Game
-from domain.punto_banco import rounds, rules
+from domain.punto_banco import rating, rounds, rules
 from domain.punto_banco.table import PuntoBancoTable
 from domain.punto_banco.view import view
 from domain.events import DEALER_RULE
@@ -13,6 +13,7 @@ GAME = Game(
     players=(rules.MIN_PLAYERS + 1, rules.MAX_PLAYERS + 1),  # the croupier and the players who stake
     rounds=rounds.MARKS,
     view=view,
+    rating=rating.RATING,
     options=rules.OPTIONS,
     roles={
         "croupier": "The croupier, one of the players listed, who does not stake: shuffles, closes the stakes "
@@ -22,4 +23,5 @@ GAME = Game(
     actors=(DEALER_RULE,),
     reserved=(rules.PLAYER, rules.BANKER, rules.TIE, "burn"),  # the hands', the spots' and the burn's names
     opening_events=("TableOpened", "RolesAssigned"),
+    # Nothing hidden of its own: its only face-down cards are the burned ones, shared CardDealt events.
 )

@@ -45,8 +45,9 @@ STAKE = FieldSpec("amount", doc="Added to the player's stake on the spot; the to
 
 
 class PuntoBancoTable(Table):
-    def __init__(self, game: str, players: list[str], rules: dict[str, Any], players_act: str | None = None) -> None:
-        super().__init__(game, players, rules, players_act)
+    def __init__(self, game: str, players: list[str], rules: dict[str, Any], players_act: str | None = None,
+                 chain: int | None = None, table_id: str | None = None) -> None:
+        super().__init__(game, players, rules, players_act, chain, table_id)
         self.phase = SHUFFLE
         self.croupier = ""
         self.coup = 0

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from domain.chain import binding_problem, chain_rule, digest, format_timestamp
+from domain.chain import RULE_COMMITTED, binding_problem, chain_rule, digest, format_timestamp
+from domain.games import GAMES, SECRETS
 from domain.table import TableEvent
 from service.audit.problems import at, missing_message, unreadable_message
 
@@ -20,6 +21,7 @@ class LogCheck:
 
     def __init__(self, expected: int = 1, prev: str | None = "", moment: Any = None) -> None:
         self.rule: int | None = None  # the chain rule, told by the first event (domain/chain.py)
+        self.game: str | None = None  # the game, told by the same event
         self.expected = expected  # the version the next row must have
         self.prev = prev  # the digest of the event before it; None when that event is missing or unreadable
         self.moment = moment  # the timestamp of the last readable event
@@ -48,17 +50,31 @@ class LogCheck:
                          "before it: versions out of order (rows exchanged) or a timestamp altered")
         if version == 1 and e.type == "TableOpened":
             self.rule = chain_rule(e.data)
+            self.game = e.data.get("game")
             moved = binding_problem(str(e.originator_id), e.data)
             if moved:
                 found.append(moved)
+        if self.rule == RULE_COMMITTED:
+            found += self._uncommitted(e)
         if self.prev is not None:
-            expected = digest(self.prev, version, e.type, timestamp, e.actor, e.data)
+            expected = digest(self.prev, version, e.type, timestamp, e.actor, e.data, e.salts)
             if expected != e.digest:
                 found.append(f"digest {e.digest} recorded, {expected} recomputed from the event before it: "
                              "this event or the one before it was altered")
         if found:
             self.problems.append(at("chain", version, "; ".join(found), e.type))
         self.prev, self.moment = e.digest, e.timestamp
+
+    def _uncommitted(self, e: TableEvent) -> list[str]:
+        """Under chain rule 3, each part the game conceals is chained as its salted commitment, and nothing else
+        is: a part chained in clear gives its value away to whoever holds the digest."""
+        game = GAMES.get(self.game or "")
+        wanted = {s.pointer for s in (game.secrets if game else SECRETS).spots(e.type, e.data, e.originator_version)}
+        salted = set(e.salts or {})
+        if wanted == salted:
+            return []
+        return [f"under chain rule 3 the concealed parts {sorted(wanted) or 'none'} are committed with salts, but "
+                f"this event salts {sorted(salted) or 'none'}"]
 
     def unreadable(self, version: int) -> None:
         self._arrive(version)

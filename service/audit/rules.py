@@ -71,9 +71,15 @@ class RulesCheck:
         except (TypeError, ValueError):
             self._fail(group, f"a shuffle of this {command} stores a seed that is not hexadecimal")
             return
+        # The recorded salts, in the order the command drew them, so the rules record the very digests again (a
+        # part recorded without one is the chain check's to name: the rules' events are compared by their data).
+        salts = iter([salt for e in group for salt in (e.salts or {}).values()])
         try:
-            table.handle(command, player, args, group[0].timestamp, lambda: next(seeds), by=group[0].by)
+            table.handle(command, player, args, group[0].timestamp, lambda: next(seeds), by=group[0].by,
+                         new_salt=lambda: next(salts, _NO_SALT))
         except (DomainError, StopIteration) as exc:
+            if isinstance(exc, DomainError) and self.seen is not None:
+                exc = table.refusal_seen(exc, command, player, self.seen)  # quoted as this reader may read it
             message = getattr(exc, "message", "a shuffle is missing its seed")
             self._fail(group, f"the rules refuse this {command} by {player}: {message}")
             return
@@ -106,6 +112,9 @@ class RulesCheck:
             self.stalled = True
         else:
             self.stalled = False
+
+
+_NO_SALT = "0" * 32
 
 
 def check_rules(before: Table | None, events: list[TableEvent], rebuild: Callable[[int], Table],

@@ -72,7 +72,9 @@ class POPOIndexView(IndexView, POPOTrackingRecorder):
             shoes = self._shoes.get(table_id, {})
             return [dict(shoes[n]) for n in sorted(shoes) if numbers is None or n in numbers]
 
-    def seat_rounds(self, player: str, before: int, limit: int) -> list[dict[str, Any]]:
+    def seat_rounds(self, player: str, before: int, limit: int,
+                    tables: tuple[str, ...] | None = None) -> list[dict[str, Any]]:
         with self._database_lock:
             rows = self._seat_rounds.get(self.sealer.tag(player), {})
-            return [dict(rows[k]) for k in sorted(rows, reverse=True) if k < before][:limit]
+            return [dict(rows[k]) for k in sorted(rows, reverse=True)
+                    if k < before and (tables is None or rows[k]["table_id"] in tables)][:limit]

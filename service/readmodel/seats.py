@@ -5,31 +5,21 @@ as the events API shows them, with a state that is plain JSON (kept in the table
 player takes part in a round when he has money at stake in it, money moves to or from him in it, or cards are
 dealt to him in it. His part: what he staked and on what, what the round's payments moved for him (his
 result), his balance at the table after it, and what his stakes were expected to cost him (the theoretical
-loss, as GET /tables/{id}/decisions rates them: punto banco's stakes at their spot's house edge, Chemin de
-fer's at the value of the game's solution for the table's rules; none for the Card lottery, which has no
-edge to rate by). Nothing here shows a card.
+loss, as GET /tables/{id}/decisions rates them: each game's ``Rating``, domain/game.py). Nothing here shows a
+card.
 """
 
 from __future__ import annotations
 
-import json
 from fractions import Fraction
-from functools import lru_cache
 from typing import Any
 
-from domain.chemin_de_fer import solution
-from domain.punto_banco import edges
+from domain.games import GAMES
 
 Event = dict[str, Any]
 # A row's place in a player's history: the notification that ends the round, times this, plus the seat's
 # index at the table (two seats of a table that fold to one name stay two rows). Tables seat far fewer.
 SEATS = 256
-RATED = ("chemin-de-fer", "punto-banco")
-
-
-@lru_cache(maxsize=32)
-def _spot_edges(rules_text: str) -> dict[str, Fraction]:
-    return edges.spot_edges(json.loads(rules_text))
 
 
 class Seats:
@@ -39,6 +29,9 @@ class Seats:
     def __init__(self, game: str, players: list[str], state: dict[str, Any]) -> None:
         self.game, self.players, self.state = game, players, state
         self.rules: dict[str, Any] = state["rules"]
+        # The game's own reading of its stakes (domain/game.py Rating), which keeps what it carries from event to
+        # event in this state (Chemin de fer: "banker" and "stakes", the keys it always had here).
+        self.rating, self.secrets = GAMES[game].rating, GAMES[game].secrets
 
     @staticmethod
     def opened(rules: dict[str, Any], players: list[str]) -> dict[str, Any]:
@@ -57,16 +50,13 @@ class Seats:
             self._paid(data, in_round)
         elif in_round and kind == "CardDealt" and data["to"] in st["balances"]:
             self._part(data["to"])
-        elif in_round and kind == "Stage2Began":
-            for holder in data["hands"]:
-                self._part(holder)
-        if self.game == "chemin-de-fer":
-            self._chemin_de_fer(kind, data, in_round)
-        elif self.game == "punto-banco" and kind == "StakesClosed" and in_round:
-            rated = _spot_edges(json.dumps(self.rules, sort_keys=True))
-            for player, spots in data["stakes"].items():
-                for spot, amount in spots.items():
-                    self._stake(player, spot, amount, amount * rated[spot])
+        elif in_round:  # cards a game's event hands out face down (the Card lottery's stage-2 hands)
+            for spot in self.secrets.spots(kind, data, e["version"]):
+                if spot.owner in st["balances"]:
+                    self._part(spot.owner)
+        for player, spot, amount, edge in self.rating.settled(e, self.rules, st):
+            if in_round:
+                self._stake(player, spot, amount, amount * edge)
         st["seq"] = seq
 
     def finish(self, finished: dict[str, Any]) -> list[dict[str, Any]]:
@@ -77,7 +67,7 @@ class Seats:
         st["round"], st["parts"] = None, {}
         rows = []
         for name, part in parts.items():
-            loss = Fraction(*part["loss"]) if self.game in RATED else None
+            loss = Fraction(*part["loss"]) if self.rating.rated else None
             rows.append({
                 "player": name, "key": st["seq"] * SEATS + self.players.index(name), "game": self.game,
                 **{k: finished[k] for k in ("round", "first_version", "last_version", "started_at", "ended_at",
@@ -101,8 +91,6 @@ class Seats:
             balances[who] += sign * data["amount"]
             if in_round:
                 self._part(who)["result"] += sign * data["amount"]
-        if in_round and self.game == "card-lottery" and data["payee"] == "pot" and data["payer"] in balances:
-            self._stake(data["payer"], "pot", data["amount"], Fraction(0))
 
     def _stake(self, name: str, on: str, amount: int, loss: Fraction) -> None:
         if name not in self.state["balances"]:
@@ -111,23 +99,3 @@ class Seats:
         part["stakes"][on] = part["stakes"].get(on, 0) + amount
         total = Fraction(*part["loss"]) + loss
         part["loss"] = [total.numerator, total.denominator]
-
-    def _chemin_de_fer(self, kind: str, data: dict[str, Any], in_round: bool) -> None:
-        """Each deal played to its showdown (a coup dealt again after a tie is a round and a deal of its own):
-        each staker's stake against the bank, and the banker's cover of them all, as the decisions' ledger
-        rates them (service/decisions.py)."""
-        st = self.state
-        if kind == "SeatsDrawn":
-            st["banker"] = data["banker"]
-        elif kind == "BankPassed":
-            st["banker"] = data["to_banker"]
-        elif kind == "StakesClosed":
-            st["stakes"] = dict(data["stakes"])
-        elif kind == "CoupSettled":
-            st["stakes"] = {}
-        elif kind == "HandsShown" and in_round:
-            value = solution.solve(self.rules["decks"], self.rules["draw_rule"]).value
-            for staker, amount in st["stakes"].items():
-                self._stake(staker, "stake", amount, amount * value)
-            covered = sum(st["stakes"].values())
-            self._stake(st["banker"], "bank", covered, -covered * value)

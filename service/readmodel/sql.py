@@ -233,12 +233,14 @@ class SQLIndexView(IndexView):
             )
         return self._open(table_id, rows, SEALED_SHOE)
 
-    def seat_rounds(self, player: str, before: int, limit: int) -> list[dict[str, Any]]:
+    def seat_rounds(self, player: str, before: int, limit: int,
+                    tables: tuple[str, ...] | None = None) -> list[dict[str, Any]]:
         p = self.placeholder
+        among = "" if tables is None else f"AND table_id IN ({self._marks(len(tables))}) " if tables else "AND FALSE "
         rows = self._select(
-            f"SELECT table_id, sealed FROM {self._table(SEAT_ROUNDS)} WHERE player = {p} AND key < {p} "
+            f"SELECT table_id, sealed FROM {self._table(SEAT_ROUNDS)} WHERE player = {p} AND key < {p} {among}"
             f"ORDER BY key DESC LIMIT {p}",
-            (self.sealer.tag(player), before, limit),
+            (self.sealer.tag(player), before, *(tables or ()), limit),
         )
         out = []
         for row in rows:

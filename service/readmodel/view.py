@@ -38,6 +38,7 @@ class IndexView(TrackingRecorder, ABC):
         """The table's shoes, or only those numbered."""
 
     @abstractmethod
-    def seat_rounds(self, player: str, before: int, limit: int) -> list[dict[str, Any]]:
+    def seat_rounds(self, player: str, before: int, limit: int,
+                    tables: tuple[str, ...] | None = None) -> list[dict[str, Any]]:
         """The player's parts in rounds (service/readmodel/seats.py) whose key is below ``before``, the newest
-        first; ``player`` is found as names are compared (NFKC, case folded)."""
+        first; ``player`` is found as names are compared (NFKC, case folded); only at ``tables`` where given."""

@@ -120,7 +120,7 @@ class TableFeed:
                 self.last = event["version"]
 
     def _out(self, public: dict[str, Any]) -> Any:
-        shown = public if self.seen is None else self.seen.shown_event(public)
+        shown = present.as_seen(public, self.seen)
         return shown if self.render is None else self.render(shown)
 
     def _shown(self, recorded: Recorded) -> Any:

@@ -68,7 +68,7 @@ def test_two_tables_ids_exchanged_are_named_by_verify_scripts_audit_and_verify_s
             for moved in (table_id, other):
                 report = call("GET", f"{base}/tables/{moved}/verify")
                 assert report["ok"] is False and report["chain"]["first_broken_version"] == 1
-                assert report["chain"]["rule"] == 2
+                assert report["chain"]["rule"] == 3
                 audited = call("GET", f"{base}/tables/{moved}/rounds/1")
                 assert audited["checks"]["chain"] is False and audited["problems"][0]["version"] == 1
             capsys.readouterr()

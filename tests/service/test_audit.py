@@ -244,14 +244,16 @@ def test_a_payout_the_rules_forbid_fails_the_rules_check_even_with_an_intact_cha
         service.execute(table_id, "pass", s["seats"][2], {})
         service.execute(table_id, "close_stakes", s["banker"], {})
         table = service.table(table_id)
-        table.handle("deal", s["banker"], {}, service.clock(), service.new_seed)
+        table.handle("deal", s["banker"], {}, service.clock(), service.new_seed,
+                      new_salt=service.new_salt)
         events = list(table.collect_events())
         # The banker takes 400 instead of the 40 staked; every digest is recomputed so the chain holds.
         prev, forged = table_head_before(service, table_id), []
         for e in events:
             if e.type == "PaymentMade":
                 e = dataclasses.replace(e, amount=e.amount * 10)
-            e = dataclasses.replace(e, digest=digest(prev, e.originator_version, e.type, e.timestamp_text, e.actor, e.data))
+            e = dataclasses.replace(e, digest=digest(prev, e.originator_version, e.type, e.timestamp_text, e.actor, e.data,
+                                                     e.salts))
             prev = e.digest
             forged.append(e)
         service.events.put(forged)

@@ -95,10 +95,10 @@ def test_a_shoe_row_forged_in_the_read_model_is_named_field_by_field(make_servic
     assert named(report["problems"], "revealed_version") and named(report["problems"], "commitment")
 
 
-def test_an_honest_table_verifies_under_the_chain_rule_that_binds_its_id(service):
+def test_an_honest_table_verifies_under_the_chain_rule_that_binds_its_id_and_commits_its_hidden_parts(service):
     table_id = played(service, commands=40)
     report = service.verify(table_id)
-    assert report["ok"] is True and report["chain"]["rule"] == 2
+    assert report["ok"] is True and report["chain"]["rule"] == 3
     assert service.events_page(table_id, after=0, limit=1)["events"][0]["data"]["table_id"] == table_id
 
 

@@ -64,9 +64,10 @@ def test_a_table_opens_with_its_rules_recorded_and_waits_for_seating(service):
     assert state["rules"] == {"decks": 3, "stop_card": 7, "draw_rule": "classic", "auto_forced": True, "commission_percent": 5}
     (opened,) = service.events_page(state["table_id"])["events"]
     assert opened["type"] == "TableOpened" and opened["actor"] == "service"
-    # table_id: the chain bound to the table (docs/design.md "The table in the chain")
+    # table_id: the chain bound to the table (docs/design.md "The table in the chain"); chain 3: its concealed
+    # parts committed with salts (docs/design.md "Concealed parts (chain rule 3)")
     assert opened["data"] == {"game": "chemin-de-fer", "players": PLAYERS, "rules": state["rules"],
-                              "table_id": state["table_id"]}
+                              "table_id": state["table_id"], "chain": 3}
 
 
 def test_replaying_to_any_version_returns_exactly_the_state_the_table_showed_then(service):
@@ -300,7 +301,8 @@ def test_a_command_works_on_its_own_copy_of_the_cached_table_and_a_refused_one_l
     mine = service.table(table_id)
     cached = service.repository.cache.get(service._uuid(table_id))
     assert mine is not cached and present.state(mine) == present.state(copy.deepcopy(cached))
-    mine.handle(*pick(service.current_state(table_id), random.Random(3)), service.clock(), service.new_seed)
+    mine.handle(*pick(service.current_state(table_id), random.Random(3)), service.clock(), service.new_seed,
+                      new_salt=service.new_salt)
     assert mine.version > cached.version  # changed, never saved
     with pytest.raises(UnknownCommand):
         service.execute(table_id, "no_such_command", "anna", {})

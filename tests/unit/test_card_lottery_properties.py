@@ -88,7 +88,7 @@ def play(players, rules, seed, games=GAMES):
         if table.game_number > games:
             return
         expect = rng.choice(table.expects())
-        table.handle(expect["command"], expect["player"], legal_args(table, expect, rng), clock(), seeds)
+        table.handle(expect["command"], expect["player"], legal_args(table, expect, rng), clock(), seeds, new_salt=seeds.salt)
         yield table, table.collect_events()
     raise AssertionError(f"{games} games did not end in 5000 commands")
 
@@ -268,7 +268,7 @@ def test_every_game_lasts_the_rule_in_rounds_reveals_both_decks_and_refuses_what
             }.get(command, {})
             version = table.version
             try:
-                table.handle(command, player, args, StepClock()(), Seeds(seed))
+                table.handle(command, player, args, StepClock()(), seeded := Seeds(seed), new_salt=seeded.salt)
             except DomainError:
                 pass
             else:

@@ -30,7 +30,7 @@ class Game:
         self.events = list(self.table.collect_events())
 
     def do(self, command, player, **args):
-        self.table.handle(command, player, args, self.clock(), self.seeds)
+        self.table.handle(command, player, args, self.clock(), self.seeds, new_salt=self.seeds.salt)
         new = list(self.table.collect_events())
         self.events += new
         return new
@@ -39,7 +39,7 @@ class Game:
         """The command is refused with ``error`` (its message containing ``match``) and records nothing."""
         version = self.table.version
         with pytest.raises(error, match=re.escape(match) if match else None) as refusal:
-            self.table.handle(command, player, args, self.clock(), self.seeds)
+            self.table.handle(command, player, args, self.clock(), self.seeds, new_salt=self.seeds.salt)
         assert self.table.pending_events == []
         assert self.table.version == version
         return refusal.value

@@ -8,7 +8,7 @@ from fractions import Fraction
 
 import pytest
 
-from domain.chemin_de_fer import decisions as D, rules, solution as S
+from domain.chemin_de_fer import decisions as D, rating, rules, solution as S
 from tests import draw_game
 
 
@@ -73,8 +73,12 @@ def test_the_reader_names_only_the_choices_the_rule_left_free_with_who_was_at_st
     found = [f for e in log for f in reader.feed(e)]
     assert found == [
         D.FreeDecision(9, 1, "anna", "punter", 5, None, D.STAND, "vera", {"anna": 60, "boris": 40}),
-        D.DealPlayed(11, 1, "vera", {"anna": 60, "boris": 40}),
     ]
     free = D.DecisionReader("free")
     found = [f for e in log for f in free.feed(e)]
-    assert [f.version for f in found] == [9, 11]  # the dealer-rule's draw is never a decision
+    assert [f.version for f in found] == [9]  # the dealer-rule's draw is never a decision
+    # The deal shown down settles the stakes closed on it, against the banker who covered them all.
+    carried: dict = {}
+    settled = [r for e in log for r in rating.settled(e, {"decks": 6, "draw_rule": "classic"}, carried)]
+    value = S.solve(6, "classic").value
+    assert settled == [("anna", "stake", 60, value), ("boris", "stake", 40, value), ("vera", "bank", 100, -value)]

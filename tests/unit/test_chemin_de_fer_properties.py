@@ -37,7 +37,7 @@ def play(players: int, rules: dict, seed: int, commands: int):
     for _ in range(commands):
         view = table.view(table.sight(EVERYTHING))  # every command legal, as the table itself knows them
         expect = rng.choice(view["expects"])
-        table.handle(expect["command"], expect["player"], random_args(view, expect, rng), clock(), seeds)
+        table.handle(expect["command"], expect["player"], random_args(view, expect, rng), clock(), seeds, new_salt=seeds.salt)
         yield table, table.collect_events()
 
 
@@ -91,7 +91,7 @@ def test_every_event_chains_to_the_one_before_and_every_card_comes_from_the_shoe
             version += 1
             assert e.originator_version == version
             assert e.timestamp_text > last_stamp
-            assert e.digest == digest(prev, version, e.type, e.timestamp_text, e.actor, e.data)
+            assert e.digest == digest(prev, version, e.type, e.timestamp_text, e.actor, e.data, e.salts)
             prev, last_stamp = e.digest, e.timestamp_text
             if e.type == "CardDealt":
                 assert table.shoe["number"] >= e.shoe
@@ -107,5 +107,5 @@ def test_expects_always_names_at_least_one_legal_command_and_each_one_is_accepte
         assert view["expects"]
         for e in view["expects"]:
             trial = copy.deepcopy(table)
-            trial.handle(e["command"], e["player"], random_args(view, e, rng), StepClock()(), Seeds(seed))
+            trial.handle(e["command"], e["player"], random_args(view, e, rng), StepClock()(), seeded := Seeds(seed), new_salt=seeded.salt)
             assert trial.version > table.version

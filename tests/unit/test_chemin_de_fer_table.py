@@ -17,7 +17,7 @@ class Game:
         self.events = list(self.table.collect_events())
 
     def do(self, command, player, **args):
-        self.table.handle(command, player, args, self.clock(), self.seeds)
+        self.table.handle(command, player, args, self.clock(), self.seeds, new_salt=self.seeds.salt)
         new = list(self.table.collect_events())
         self.events += new
         return new

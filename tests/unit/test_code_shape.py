@@ -164,12 +164,13 @@ def test_every_module_opens_with_a_one_line_purpose():
 # --- one seam for what a caller sees -------------------------------------------------------------------
 
 # The domain's views of a table and of an event: only service/present.py turns them into what callers get.
-VIEWS = {"public", "view", "deck_counts"}
+VIEWS = {"public", "view", "deck_counts", "shown_event"}
 SEAM = ROOT / "service" / "present.py"
 
 
 def views_called(source: str) -> list[int]:
-    """Lines that call a domain view (``x.public()``, ``x.view()``, ``x.deck_counts(...)``) or read
+    """Lines that call a domain view (``x.public()``, ``x.view()``, ``x.deck_counts(...)``, a sight's
+    ``x.shown_event(...)``) or read
     ``x.public_data``, or name the old ``event_dict``."""
     found = []
     for node in ast.walk(ast.parse(source)):
@@ -184,6 +185,7 @@ def views_called(source: str) -> list[int]:
 
 def test_the_seam_check_finds_an_event_turned_into_a_dict_elsewhere():
     assert views_called("rows = [e.public() for e in events]\nstate = table.view()\nx = e.public_data\n") == [1, 2, 3]
+    assert views_called("shown = self.seen.shown_event(public)\n") == [1]
     assert views_called("rows = self.index.view.list_tables()\n") == []
 
 

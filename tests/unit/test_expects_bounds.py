@@ -33,7 +33,7 @@ def played(name: str, seed: int, commands: int):
     table.collect_events()
     for _ in range(commands):
         yield table, clock, seeds
-        table.handle(*pick(table.view(table.sight(EVERYTHING)), rng), clock(), seeds)
+        table.handle(*pick(table.view(table.sight(EVERYTHING)), rng), clock(), seeds, new_salt=seeds.salt)
         table.collect_events()
 
 
@@ -41,7 +41,7 @@ def accepted(table, clock, seeds, command, player, fields) -> bool:
     """Whether the rules take the command now, tried on a copy of the table."""
     trial = copy.deepcopy(table)
     try:
-        trial.handle(command, player, fields, clock(), seeds)
+        trial.handle(command, player, fields, clock(), seeds, new_salt=seeds.salt)
     except DomainError:
         return False
     return True
@@ -104,17 +104,17 @@ def test_every_listed_set_of_cards_is_taken_and_a_card_outside_the_bounds_is_ref
 def test_a_stake_is_bounded_by_the_uncovered_rest_of_the_bank_and_a_cut_by_the_shoe():
     clock, seeds = StepClock(), Seeds(1)
     table = GAMES["chemin-de-fer"].open(["anna", "boris", "vera"], {"decks": 2}, clock())
-    table.handle("draw_seats", "anna", {}, clock(), seeds)
-    table.handle("shuffle", table.banker, {}, clock(), seeds)
+    table.handle("draw_seats", "anna", {}, clock(), seeds, new_salt=seeds.salt)
+    table.handle("shuffle", table.banker, {}, clock(), seeds, new_salt=seeds.salt)
     [cut] = table.expects()
     assert cut["fields"] == {"position": {"kind": "int", "optional": False, "min": 1, "max": 103}}
-    table.handle("cut", cut["player"], {"position": 50}, clock(), seeds)
+    table.handle("cut", cut["player"], {"position": 50}, clock(), seeds, new_salt=seeds.salt)
     [bank] = [e for e in table.expects() if e["command"] == "post_bank"]
     assert bank["fields"]["amount"]["min"] == 1 and bank["fields"]["amount"]["max"] >= 10**9
-    table.handle("post_bank", table.banker, {"amount": 100}, clock(), seeds)
+    table.handle("post_bank", table.banker, {"amount": 100}, clock(), seeds, new_salt=seeds.salt)
     first = table.expects()[0]
     assert first["command"] == "place_stake" and first["fields"]["amount"]["max"] == 100
-    table.handle("place_stake", first["player"], {"amount": 30}, clock(), seeds)
+    table.handle("place_stake", first["player"], {"amount": 30}, clock(), seeds, new_salt=seeds.salt)
     second = table.expects()[0]
     assert second["fields"]["amount"] == {"kind": "amount", "optional": False, "min": 1, "max": 70}
 
@@ -123,12 +123,12 @@ def test_the_lottery_distribution_is_bounded_by_the_pot_and_each_deck_by_its_own
     clock, seeds = StepClock(), Seeds(1)
     table = GAMES["card-lottery"].open(["ivan", "olga", "h1", "h2"], {}, clock(), banker="ivan", dealer="olga")
     assert [e["fields"]["deck"]["choices"] for e in table.expects()] == [["banker"], ["dealer"]]
-    table.handle("shuffle", "ivan", {"deck": "banker"}, clock(), seeds)
-    table.handle("shuffle", "olga", {"deck": "dealer"}, clock(), seeds)
+    table.handle("shuffle", "ivan", {"deck": "banker"}, clock(), seeds, new_salt=seeds.salt)
+    table.handle("shuffle", "olga", {"deck": "dealer"}, clock(), seeds, new_salt=seeds.salt)
     [collect] = table.expects()
     assert collect["fields"]["amount"]["optional"] is True and collect["fields"]["amount"]["min"] == 2
-    table.handle("collect", "ivan", {}, clock(), seeds)
-    table.handle("lay_out", "ivan", {}, clock(), seeds)
+    table.handle("collect", "ivan", {}, clock(), seeds, new_salt=seeds.salt)
+    table.handle("lay_out", "ivan", {}, clock(), seeds, new_salt=seeds.salt)
     [distribute] = table.expects()
     assert distribute["fields"]["amounts"] == {"kind": "amounts", "optional": False, "count": 4, "min": 1, "sum": 20}
 

@@ -22,12 +22,12 @@ def outcomes_in_play(coups: int, seed: int) -> Counter[str]:
     cut = 0
     while sum(seen.values()) < coups:
         if table.phase == "shuffle":
-            table.handle("shuffle", "marta", {}, clock(), seeds)
+            table.handle("shuffle", "marta", {}, clock(), seeds, new_salt=seeds.salt)
             cut = cut % 400 + 7
-            table.handle("cut", "anna", {"position": cut}, clock(), seeds)
-        table.handle("place_stake", "anna", {"spot": "tie", "amount": 20}, clock(), seeds)
-        table.handle("close_stakes", "marta", {}, clock(), seeds)
-        table.handle("deal", "marta", {}, clock(), seeds)
+            table.handle("cut", "anna", {"position": cut}, clock(), seeds, new_salt=seeds.salt)
+        table.handle("place_stake", "anna", {"spot": "tie", "amount": 20}, clock(), seeds, new_salt=seeds.salt)
+        table.handle("close_stakes", "marta", {}, clock(), seeds, new_salt=seeds.salt)
+        table.handle("deal", "marta", {}, clock(), seeds, new_salt=seeds.salt)
         seen[table.result["outcome"]] += 1
         table.collect_events()
     return seen

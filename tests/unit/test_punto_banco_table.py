@@ -33,7 +33,7 @@ class Story:
         self.events = list(self.table.collect_events())
 
     def do(self, command, player, **args):
-        self.table.handle(command, player, args, self.clock(), self.seeds)
+        self.table.handle(command, player, args, self.clock(), self.seeds, new_salt=self.seeds.salt)
         new = list(self.table.collect_events())
         self.events += new
         return new
@@ -402,7 +402,7 @@ def play(stakers, rules, seed, commands):
     for _ in range(commands):
         expects = table.expects()
         entry = rng.choices(expects, [1 if e["command"] == "place_stake" else 4 for e in expects])[0]
-        table.handle(entry["command"], entry["player"], fields_within(entry, rng), clock(), seeds)
+        table.handle(entry["command"], entry["player"], fields_within(entry, rng), clock(), seeds, new_salt=seeds.salt)
         yield table, table.collect_events()
 
 
@@ -488,11 +488,11 @@ def test_every_expected_command_is_taken_at_the_ends_of_its_bounds_and_refused_p
                 trial = copy.deepcopy(table)
                 args = {**fields_within(entry, rng), **end}
                 if k < 2:
-                    trial.handle(entry["command"], entry["player"], args, clock(), seeds)
+                    trial.handle(entry["command"], entry["player"], args, clock(), seeds, new_salt=seeds.salt)
                     assert trial.version > table.version
                 else:
                     with pytest.raises((BadArgument, NotAllowedNow)):
-                        trial.handle(entry["command"], entry["player"], args, clock(), seeds)
+                        trial.handle(entry["command"], entry["player"], args, clock(), seeds, new_salt=seeds.salt)
 
 
 @settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -504,11 +504,13 @@ def test_every_command_is_told_by_its_events_and_run_again_records_them_to_the_b
     for table, events in play(stakers, rules, seed, 400):
         if before is not None:
             for e in events:
-                assert e.digest == digest(prev, e.originator_version, e.type, e.timestamp_text, e.actor, e.data)
+                assert e.digest == digest(prev, e.originator_version, e.type, e.timestamp_text, e.actor, e.data,
+                                          e.salts)
                 prev = e.digest
             command, player, args = before.command_of([e.public() for e in events])
             seeds = iter([bytes.fromhex(e.seed) for e in events if e.type == "ShoeShuffled"])
-            before.handle(command, player, args, events[0].timestamp, lambda: next(seeds))
+            salts = iter([salt for e in events for salt in (e.salts or {}).values()])
+            before.handle(command, player, args, events[0].timestamp, lambda: next(seeds), new_salt=lambda: next(salts))
             again = before.collect_events()
             assert [(e.type, e.actor, e.data, e.digest) for e in again] == [
                 (e.type, e.actor, e.data, e.digest) for e in events]

@@ -24,7 +24,7 @@ def play(game: str, seed: int, commands: int):
                                       clock(), banker="olga", dealer="ivan")
     events = [e.public() for e in table.collect_events()]
     for _ in range(commands):
-        table.handle(*pick(table.view(table.sight(EVERYTHING)), rng), clock(), seeds)  # every card: moves within bounds
+        table.handle(*pick(table.view(table.sight(EVERYTHING)), rng), clock(), seeds, new_salt=seeds.salt)  # every card: moves within bounds
         events += [e.public() for e in table.collect_events()]
     return table, events
 

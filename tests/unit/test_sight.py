@@ -1,11 +1,20 @@
 """The masking rules of domain/sight.py, case by case: what each event hides from whom, when the ledger lets it
-go, and what each kind of viewer sees at a reading moment."""
+go, and what each kind of viewer sees at a reading moment (every game's declarations together, domain/games.py)."""
 
 from __future__ import annotations
 
 import pytest
 
-from domain.sight import AUDITOR, EVERYTHING, HIDDEN, OPERATOR, PLAYER, Viewer, conceals, sight, track
+from domain import sight as S
+from domain.games import SECRETS
+from domain.sight import AUDITOR, EVERYTHING, HIDDEN, OPERATOR, PLAYER, Viewer
+
+track, conceals = SECRETS.track, SECRETS.spots
+
+
+def sight(viewer, at, now=None):
+    return S.sight(viewer, at, now, SECRETS)
+
 
 ANNA, BORIS = Viewer(PLAYER, "anna"), Viewer(PLAYER, "boris")
 OPERATOR_, AUDITOR_ = Viewer(OPERATOR), Viewer(AUDITOR)
