@@ -114,8 +114,8 @@ def committed(data: dict[str, Any], parts: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def binding_problem(table_id: str, opening_data: dict[str, Any]) -> str | None:
-    """Under rule 2, what is wrong where the first event does not name the table it is stored under."""
-    if chain_rule(opening_data) != RULE_BOUND or opening_data[BOUND_FIELD] == table_id:
+    """Under rules 2 and 3, what is wrong where the first event does not name the table it is stored under."""
+    if chain_rule(opening_data) < RULE_BOUND or opening_data.get(BOUND_FIELD) == table_id:
         return None
     return (f"the first event binds the chain to table {opening_data[BOUND_FIELD]!r}, but the log is stored "
             f"under table {table_id!r}: the events were moved from another table")

@@ -1,4 +1,4 @@
-"""How punto banco's stakes are rated: each stake closed on a coup at its spot's exact house edge.
+"""How punto banco's stakes are rated: each stake closed on a coup at its spot's exact house edge, once decided.
 
 The edges are domain/punto_banco/edges.py's, under the table's decks, commission and tie pay
 (docs/rules/punto-banco.md, "The odds"). Every draw is fixed by the rules: no decision is free.
@@ -21,12 +21,16 @@ def _spot_edges(rules_text: str) -> dict[str, Fraction]:
 
 
 def settled(e: dict[str, Any], rules: dict[str, Any], carried: dict[str, Any]) -> list[Rated]:
-    """The stakes closed on a coup, each at its spot's edge."""
-    if e["type"] != "StakesClosed":
+    """The stakes closed on a coup, each at its spot's edge, once the coup is decided (``carried`` keeps them
+    from the close to the decision, under "closed")."""
+    if e["type"] == "StakesClosed":
+        carried["closed"] = e["data"]["stakes"]
+        return []
+    if e["type"] != "CoupDecided":
         return []
     rated = _spot_edges(json.dumps(rules, sort_keys=True))
-    return [(player, spot, amount, rated[spot]) for player, spots in e["data"]["stakes"].items()
-            for spot, amount in spots.items()]
+    closed = carried.pop("closed", {})
+    return [(player, spot, amount, rated[spot]) for player, spots in closed.items() for spot, amount in spots.items()]
 
 
 RATING = Rating(settled=settled)

@@ -117,3 +117,20 @@ def test_players_act_is_an_opening_field_of_croupier_or_self_and_nothing_else(se
     assert opened.status_code == 201
     events = secured.get(f"/tables/{opened.json['table_id']}/events", headers=bearer(OPERATOR)).json["events"]
     assert events[0]["data"]["players_act"] == "self"
+
+
+def test_a_token_limited_to_one_table_reads_only_that_tables_rounds_in_his_history(secured):
+    tokens = {p: token_of(secured, p) for p in ("anna", "boris")}
+    first, other = play_coups(secured, 2, tokens), play_coups(secured, 1, tokens)
+    minted = secured.post("/players/anna/tokens", json={"tables": [first.upper()]}, headers=bearer(OPERATOR))
+    limited = minted.json["token"]
+    everywhere = secured.get("/players/anna/rounds", headers=bearer(tokens["anna"])).json["rounds"]
+    assert {r["table_id"] for r in everywhere} == {first, other}
+    page = secured.get("/players/anna/rounds?limit=1", headers=bearer(limited))
+    assert page.status_code == 200
+    seen, cursor = page.json["rounds"], page.json["next_cursor"]
+    while cursor is not None:  # the pages too: a page never ends where another table's round would have been
+        page = secured.get(f"/players/anna/rounds?limit=1&cursor={cursor}", headers=bearer(limited))
+        seen, cursor = seen + page.json["rounds"], page.json["next_cursor"]
+    assert [r["table_id"] for r in seen] == [first, first]
+    assert secured.get(f"/tables/{other}/rounds", headers=bearer(limited)).status_code == 403

@@ -76,3 +76,43 @@ def test_the_rule_2_vectors_are_reproduced_and_bind_their_table():
     assert binding_problem(BOUND["table_id"], opening) is None
     moved = binding_problem(BOUND["moved_to"], opening)
     assert moved is not None and BOUND["table_id"] in moved and BOUND["moved_to"] in moved
+
+
+CONCEALED = json.loads((VECTORS / "chain-concealed.json").read_text())
+
+
+def test_the_rule_3_vectors_are_reproduced_from_the_stored_events_and_from_each_players_view():
+    assert chain_rule(CONCEALED["stored"][0]["data"]) == 3
+    for view in ("stored", "anna", "boris"):
+        prev = ""
+        for event in CONCEALED[view]:
+            prev = digest(prev, event["version"], event["type"], event["timestamp"], event["actor"], event["data"],
+                          event.get("salts"), event.get("concealed"))
+            assert prev == event["digest"], (view, event["version"])
+
+
+def test_each_players_view_of_the_rule_3_vectors_is_what_the_sight_shows_him():
+    """The stored events shown to anna (her own card, total and pile) and to boris (commitments in their place),
+    by the service's own mechanism: every game's declarations (domain/games.py) and a Sight mid-coup."""
+    from domain.games import SECRETS
+    from domain.sight import PLAYER, Viewer, sight
+
+    ledger = [{"version": 2, "shoe": 1, "deck": "shoe", "card": "9h", "to": "anna", "over": False},
+              *({"version": 1, "shoe": 9, "deck": "dealer", "card": c, "to": "anna", "over": True} for c in ("2s", "Kd"))]
+    for name in ("anna", "boris"):
+        seen = sight(Viewer(PLAYER, name), ledger, None, SECRETS)
+        shown = [seen.shown_event({k: v for k, v in e.items()}) for e in CONCEALED["stored"]]
+        assert shown == CONCEALED[name], name
+
+
+def test_a_commitment_is_salted_so_the_52_cards_tried_in_its_place_find_nothing():
+    from domain.chain import commit
+    from tests.hidden_parts import CARDS
+
+    opened, hidden = CONCEALED["boris"][0], CONCEALED["boris"][1]
+    assert hidden["data"]["card"] == "??"
+    tried = [digest(opened["digest"], 2, hidden["type"], hidden["timestamp"], hidden["actor"], {**hidden["data"], "card": card})
+             for card in CARDS]  # what found the card under rules 1 and 2
+    assert hidden["digest"] not in tried
+    assert commit("00112233445566778899aabbccddeeff", "9h") == hidden["concealed"]["/card"]  # the owner's salt
+    assert all(commit("", card) != hidden["concealed"]["/card"] for card in CARDS)
