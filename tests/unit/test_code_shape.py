@@ -193,3 +193,52 @@ def test_only_the_present_module_turns_tables_and_events_into_what_a_caller_sees
     outside = [path for package in ("service", "api") for path in sorted((ROOT / package).rglob("*.py")) if path != SEAM]
     found = {str(p.relative_to(ROOT)): lines for p in outside if (lines := views_called(p.read_text(encoding="utf-8")))}
     assert found == {}
+
+
+# --- one game, one folder ------------------------------------------------------------------------------
+
+def _game_words() -> set[str]:
+    """Every game's name and the types of the events its own package defines (not the shared ones)."""
+    import inspect
+
+    from domain.events import TableEvent
+    from domain.games import GAMES
+
+    words = set(GAMES)
+    for game in GAMES.values():
+        package = game.table.__module__.rsplit(".", 1)[0]
+        module = sys.modules[f"{package}.events"]
+        words |= {name for name, value in vars(module).items()
+                  if inspect.isclass(value) and issubclass(value, TableEvent) and value.__module__ == module.__name__}
+    return words
+
+
+# The generic mechanisms: what a game hides (the sight), how its stakes are rated and read (the decisions, a
+# player's history). Each game's part lives in its own folder and reaches them through domain/game.py.
+GENERIC = ["domain/sight.py", "domain/table.py", "domain/game.py", "service/decisions.py",
+           "service/readmodel/seats.py", "service/present.py"]
+
+
+def named_in_code(source: str) -> set[str]:
+    """The strings and names a module's code uses (its docstrings and comments aside)."""
+    tree = ast.parse(source)
+    docstrings = {id(node.body[0].value) for node in ast.walk(tree)
+                  if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and node.body
+                  and isinstance(node.body[0], ast.Expr) and isinstance(node.body[0].value, ast.Constant)}
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings:
+            found.add(node.value)
+        elif isinstance(node, ast.Name):
+            found.add(node.id)
+        elif isinstance(node, ast.Attribute):
+            found.add(node.attr)
+    return found
+
+
+def test_the_generic_mechanisms_name_no_game_and_no_games_event():
+    words = _game_words()
+    assert {"HandStood", "Stage2Began", "punto-banco"} <= words  # the check knows what it looks for
+    assert named_in_code('"""HandStood."""\nif kind == "HandStood": pass\n') == {"kind", "HandStood"}
+    found = {path: sorted(named_in_code((ROOT / path).read_text(encoding="utf-8")) & words) for path in GENERIC}
+    assert {path: named for path, named in found.items() if named} == {}
