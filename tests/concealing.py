@@ -90,12 +90,16 @@ def rechain(events: list[dict[str, Any]], table_id: str, seed: int = 3) -> list[
 
 
 def view(stored: list[dict[str, Any]], reader: str) -> list[dict[str, Any]]:
-    """The log as `reader` is shown it: the parts he owns with their salts, every other concealed part
-    hidden ("??", a total null) with its commitment; `salts` and `concealed` left out where empty."""
+    """The log as `reader` is shown it at its head: the parts he owns with their salts, and the cards of a
+    shoe whose seed is revealed (it tells them all); every other concealed part hidden ("??", a total null)
+    with its commitment; `salts` and `concealed` left out where empty."""
+    revealed = {e["data"]["shoe"] for e in stored if e["type"] == "ShoeRevealed"}
     shown = []
     for event in stored:
         event = copy.deepcopy(event)
         owners = dict(concealed_parts(event))
+        if event["type"] == "CardDealt" and event["data"]["shoe"] in revealed:
+            owners = dict.fromkeys(owners, reader)
         salts, concealed = {}, {}
         for pointer, salt in event.pop("salts", {}).items():
             if owners[pointer] == reader:
