@@ -14,7 +14,13 @@
  *            ("" for version 1). Each event is linked to the recorded digest before it, so every altered
  *            event is named, not only the first. Chain rule 2: a first event (TableOpened) whose data
  *            records a table_id must name the table whose log it is (`tableId`, else the head's), so
- *            events moved to another table's id are named; a log without it is under rule 1.
+ *            events moved to another table's id are named; a log without it is under rule 1. Chain rule 3
+ *            ("chain": 3 in that data, with its table_id): each concealed part of an event is chained as
+ *            its commitment, "commit:" + sha256 of the canonical JSON of {salt, value}, made here from the
+ *            salt and the value shown (the event's `salts`, pointer -> salt) or taken as given (its
+ *            `concealed`, pointer -> commitment, the value shown "??" or null): every digest is recomputed
+ *            whatever the reader is shown, and a part shown hidden without a commitment, a pointer to
+ *            nothing or in both, a salt or a commitment not of its form is a finding at its version.
  *   cards    every shoe: shuffled once, cut at most once and before its first card, dealt position after
  *            position from 0 (burns included), no seed shown before its ShoeRevealed; once revealed, the
  *            seed is 32 bytes whose sha256 is the commitment recorded at the shuffle, and every dealt card
@@ -38,10 +44,11 @@
  *
  * `ok` is true when nothing was found; `failedVersion` is the lowest version a finding names (null when
  * none names one); findings are in version order. `shoes` lists each shoe ({shoe, deck, decks, cut,
- * dealt, revealed, ok}: ok null while unrevealed) and `receipts` counts the signatures verified. `hidden`
- * lists the versions shown with a part hidden from this reader (a face-down card not shown yet): their
- * digests are not recomputed here, every other link is; once the round is over and its cards are shown,
- * nothing is hidden and the whole chain is checked.
+ * dealt, revealed, ok}: ok null while unrevealed) and `receipts` counts the signatures verified. `chainRule`
+ * is 1, 2 or 3. `hidden` lists, under rules 1 and 2, the versions shown with a part hidden from this reader
+ * (a face-down card not shown yet): their digests cannot be recomputed, every other link is; once the round
+ * is over and its cards are shown, nothing is hidden and the whole chain is checked. Under rule 3 it is
+ * always empty: every digest is checked.
  * verifyTable throws (rather than answering "failed") when the browser cannot check at all: no WebCrypto
  * (an insecure page) or no Ed25519 in it.
  */
