@@ -188,8 +188,8 @@ def test_the_log_is_read_with_the_auditors_token_and_without_one_the_refusal_is_
         try { return (await m.verifyTable(await m.readTable("", tableId, {token}))).ok; }
         catch (e) { return e.message; }
     }"""
-    with desk(db, tokens="auditor:seen-only,operator:plays") as base:
-        assert in_page(page, base, script, {"tableId": tables["punto-banco"], "token": "seen-only"}) is True
+    with desk(db, tokens="auditor:seen-only-0123456789,operator:plays-0123456789") as base:
+        assert in_page(page, base, script, {"tableId": tables["punto-banco"], "token": "seen-only-0123456789"}) is True
         refused = in_page(page, base, script, {"tableId": tables["punto-banco"], "token": None})
     assert "answered HTTP 401: Send 'Authorization: Bearer <token>'" in refused
     assert len(page.console_errors) == 1 and "status of 401" in page.console_errors[0]

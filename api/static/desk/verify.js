@@ -258,11 +258,11 @@ export async function commitmentTo(salt, value) {
 /** The reference tokens of a JSON Pointer (RFC 6901) naming a part inside an event's data, or null. */
 function pointerTokens(pointer) {
   if (typeof pointer !== "string" || !pointer.startsWith("/") || /~(?![01])/.test(pointer)) return null;
-  return pointer.slice(1).split("/").map((token) => token.replace(/~1/g, "/").replace(/~0/g, "~"));
+  return pointer.slice(1).split("/").map((token) => token.replaceAll("~1", "/").replaceAll("~0", "~"));
 }
 
 function pointerOf(tokens) {
-  return tokens.map((token) => `/${String(token).replace(/~/g, "~0").replace(/\//g, "~1")}`).join("");
+  return tokens.map((token) => `/${String(token).replaceAll("~", "~0").replaceAll("/", "~1")}`).join("");
 }
 
 /** [container, key] of the part the tokens name in data, or null when there is none. */
