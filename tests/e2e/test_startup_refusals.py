@@ -123,7 +123,8 @@ def case_no_connections(tmp_path, request):
 
 
 def case_short_token(tmp_path, request):
-    return {"PERSISTENCE_MODULE": "eventsourcing.popo", "ZAMETANO_TOKENS": "auditor:" + "a" * 24 + ",operator:sh0rt-t0ken"}, (
+    tokens = "auditor:" + "a" * 24 + ",operator:sh0rt-t0ken"
+    return {"PERSISTENCE_MODULE": "eventsourcing.popo", "ZAMETANO_TOKENS": tokens}, (
         "error: ZAMETANO_TOKENS: the token of operator-1 (operator) has 11 characters; a token has at least 16")
 
 

@@ -329,7 +329,8 @@ function concealmentProblem(event) {
     if (!place) return `${JSON.stringify(pointer)} names no part of its data`;
     const shownThere = place[0][place[1]];
     if (Object.prototype.hasOwnProperty.call(concealed, pointer) && shownThere !== HIDDEN && shownThere !== null) {
-      return `${JSON.stringify(pointer)} is concealed from this reader, yet its data shows a value there, not "??" or null`;
+      return `${JSON.stringify(pointer)} is concealed from this reader, yet its data shows a value there, `
+        + 'not "??" or null';
     }
     paths.push([tokens, pointer]);
   }
@@ -361,7 +362,9 @@ export async function chainedData(event) {
     data = replaced(data, pointerTokens(pointer), commitment);
   }
   const hidden = hiddenWithoutCommitment(data, event.type);
-  if (hidden !== null) return { problem: `its data shows ${hidden} hidden with no commitment for it (no salt, not concealed)` };
+  if (hidden !== null) {
+    return { problem: `its data shows ${hidden} hidden with no commitment for it (no salt, not concealed)` };
+  }
   return { data };
 }
 
