@@ -73,6 +73,8 @@ ALL_VARIABLES = LIBRARY_VARIABLES + OWN_VARIABLES + SERVER_VARIABLES
 ROLES = ("operator", "auditor", "surveillance")
 # A token's name (ZAMETANO_TOKENS' role@name:token): what the log and GET /me call whoever holds it.
 TOKEN_NAME = re.compile(r"[A-Za-z0-9._-]{1,40}")
+# The shortest token taken: a shorter one can be guessed, and a service with it is refused at start.
+MIN_TOKEN_LENGTH = 16
 # The audience (`aud`) players' tokens must name unless ZAMETANO_PLAYER_AUDIENCE says otherwise.
 DEFAULT_PLAYER_AUDIENCE = "zametano"
 # The largest request body read: a table's opening with every rule option is well under 1 KiB.
@@ -294,8 +296,9 @@ def parse_switch(name: str, text: str, default: bool = False) -> bool:
 
 def parse_tokens(text: str) -> dict[str, tuple[str, str]]:
     """``role:token`` or ``role@name:token`` entries separated by commas, e.g.
-    ``operator@cage:s3cret,auditor:r34d``; a token without a name is called ``<role>-<n>``, the n-th of its
-    role in the list (``auditor-1``)."""
+    ``operator@cage:7f3a9c2e51d84b06,auditor:0b8e4d2a9f61c735``; a token without a name is called
+    ``<role>-<n>``, the n-th of its role in the list (``auditor-1``). A token of fewer than MIN_TOKEN_LENGTH
+    characters is refused, naming its entry (never the token)."""
     tokens: dict[str, tuple[str, str]] = {}
     counts = dict.fromkeys(ROLES, 0)
     for item in filter(None, (part.strip() for part in text.split(","))):
@@ -307,7 +310,13 @@ def parse_tokens(text: str) -> dict[str, tuple[str, str]]:
                 "and a name of 1 to 40 letters, digits, '.', '_' or '-'"
             )
         counts[role] += 1
-        tokens[token] = (role, name if named else f"{role}-{counts[role]}")
+        name = name if named else f"{role}-{counts[role]}"
+        if len(token) < MIN_TOKEN_LENGTH:
+            raise ConfigError(
+                f"ZAMETANO_TOKENS: the token of {name} ({role}) has {len(token)} characters; a token has at least "
+                f"{MIN_TOKEN_LENGTH} (e.g. openssl rand -hex 24)"
+            )
+        tokens[token] = (role, name)
     return tokens
 
 

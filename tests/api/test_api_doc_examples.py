@@ -64,7 +64,7 @@ PADDED = re.compile(r"<a JSON body of (\d+) bytes>")
 UNMARKED = {
     '{"status": "ready", "read_model":': "the lag depends on the background follower's timing",
 }
-OPERATOR = {"Authorization": "Bearer op-secret"}
+OPERATOR = {"Authorization": "Bearer op-secret-0f3a9c2e"}
 
 
 # --- the tables an example needs ---------------------------------------------------------------------
@@ -179,7 +179,7 @@ class Given:
     player: str | None = None  # mint this player a token: the example's {player_token}
 
 
-TOKENS = "operator:op-secret,auditor:au-secret"
+TOKENS = "operator:op-secret-0f3a9c2e,auditor:au-secret-7b1d4e86"
 GIVEN = {
     "a fresh service": Given(),
     f"a service with the tokens {TOKENS}": Given(env={"ZAMETANO_TOKENS": TOKENS}),

@@ -18,7 +18,7 @@ from tests.helpers import Seeds, StepClock
 
 ROOT = Path(__file__).resolve().parents[2]
 FILES = ROOT / "api" / "static" / "desk"
-TOKENS = "operator:op-secret,auditor:au-secret"
+TOKENS = "operator:op-secret-0f3a9c2e,auditor:au-secret-7b1d4e86"
 VIEWS = ["/desk", "/desk/", "/desk/tables/{t}", "/desk/tables/{t}/rounds", "/desk/tables/{t}/rounds/3",
          "/desk/tables/{t}/verify", "/desk/tables/no-such-table"]
 TYPES = {".js": "text/javascript", ".css": "text/css", ".svg": "image/svg+xml"}
@@ -34,7 +34,7 @@ def secured(tmp_path):
     service = TablesService(settings, clock=StepClock(), new_seed=Seeds())
     client = create_app(settings, service=service).test_client()
     opened = client.post("/tables", json={"game": "chemin-de-fer", "players": ["anna", "boris"]},
-                         headers={"Authorization": "Bearer op-secret"})
+                         headers={"Authorization": "Bearer op-secret-0f3a9c2e"})
     assert opened.status_code == 201
     client.table_id = opened.json["table_id"]
     yield client
@@ -116,7 +116,7 @@ def test_the_package_ships_every_file_of_the_desk():
 # --- GET /me -------------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("token, role", [("op-secret", "operator"), ("au-secret", "auditor")])
+@pytest.mark.parametrize("token, role", [("op-secret-0f3a9c2e", "operator"), ("au-secret-7b1d4e86", "auditor")])
 def test_me_names_the_role_of_the_token_sent(secured, token, role):
     response = secured.get("/me", headers={"Authorization": f"Bearer {token}"})
 

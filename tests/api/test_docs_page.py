@@ -19,7 +19,7 @@ PAGE = "http://localhost/docs"
 @pytest.fixture
 def secured(tmp_path):
     settings = load({"PERSISTENCE_MODULE": "eventsourcing.sqlite", "SQLITE_DBNAME": str(tmp_path / "docs.sqlite"),
-                     "ZAMETANO_TOKENS": "operator:op-secret"})
+                     "ZAMETANO_TOKENS": "operator:op-secret-0f3a9c2e"})
     service = TablesService(settings)
     yield create_app(settings, service=service).test_client()
     service.close()

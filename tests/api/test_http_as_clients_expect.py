@@ -89,7 +89,7 @@ def test_an_if_match_that_is_no_version_is_a_400_naming_the_header_not_a_409(pla
 @pytest.fixture
 def secured(tmp_path):
     settings = load({"PERSISTENCE_MODULE": "eventsourcing.sqlite", "SQLITE_DBNAME": str(tmp_path / "auth.sqlite"),
-                     "ZAMETANO_TOKENS": "operator:op-secret,auditor:au-secret"})
+                     "ZAMETANO_TOKENS": "operator:op-secret-0f3a9c2e,auditor:au-secret-7b1d4e86"})
     service = TablesService(settings, clock=StepClock(), new_seed=Seeds())
     yield create_app(settings, service=service).test_client()
     service.close()
@@ -105,7 +105,7 @@ def test_a_401_names_the_bearer_scheme_in_www_authenticate(secured, authorizatio
 
 def test_a_role_that_may_not_command_stays_a_403_without_a_challenge(secured):
     response = secured.post("/tables", json={"game": "chemin-de-fer", "players": ["a", "b"]},
-                            headers={"Authorization": "Bearer au-secret"})
+                            headers={"Authorization": "Bearer au-secret-7b1d4e86"})
     assert response.status_code == 403 and "WWW-Authenticate" not in response.headers
 
 

@@ -48,7 +48,7 @@ def client(make_client):
 
 @pytest.fixture
 def secured(make_client):
-    return make_client(ZAMETANO_TOKENS="operator:op-secret", ZAMETANO_RATE_LIMIT="1/h:5")
+    return make_client(ZAMETANO_TOKENS="operator:op-secret-0f3a9c2e", ZAMETANO_RATE_LIMIT="1/h:5")
 
 
 def open_table(client, headers=None):
@@ -111,8 +111,8 @@ def test_anything_else_a_client_calls_a_command_is_other(command):
 
 
 def test_the_label_injection_payload_and_a_2_mb_command_name_add_no_series_and_do_not_grow_the_metrics(make_client):
-    client = make_client(ZAMETANO_TOKENS="operator:op-secret")
-    operator = {"Authorization": "Bearer op-secret"}
+    client = make_client(ZAMETANO_TOKENS="operator:op-secret-0f3a9c2e")
+    operator = {"Authorization": "Bearer op-secret-0f3a9c2e"}
     table_id = open_table(client, operator)
     path = f"/tables/{table_id}/commands"
     attempts = [
@@ -229,7 +229,7 @@ def test_any_other_request_id_is_replaced_by_a_new_one(client, given):
 
 
 def test_every_answer_carries_its_request_id_even_those_given_before_any_view(secured):
-    operator = {"Authorization": "Bearer op-secret"}
+    operator = {"Authorization": "Bearer op-secret-0f3a9c2e"}
     answers = [
         secured.get("/tables"),  # 401: no token
         secured.get("/nowhere", headers=operator),  # 404: no such route
@@ -388,10 +388,10 @@ def test_a_commands_outcome_is_one_of_a_fixed_list_whatever_the_status():
 
 
 def test_every_line_of_a_request_names_its_principal_and_never_its_token(make_client, capsys):
-    client = make_client(ZAMETANO_TOKENS="operator@cage:op-secret-1,auditor:au-secret-2")
-    player = client.post("/players/anna/tokens", json={}, headers={"Authorization": "Bearer op-secret-1"}).json["token"]
+    client = make_client(ZAMETANO_TOKENS="operator@cage:op-secret-0f3a9c2e-1,auditor:au-secret-7b1d4e86-2")
+    player = client.post("/players/anna/tokens", json={}, headers={"Authorization": "Bearer op-secret-0f3a9c2e-1"}).json["token"]
     capsys.readouterr()
-    for rid, token in [("op", "op-secret-1"), ("au", "au-secret-2"), ("pl", player)]:
+    for rid, token in [("op", "op-secret-0f3a9c2e-1"), ("au", "au-secret-7b1d4e86-2"), ("pl", player)]:
         client.get("/me", headers={"Authorization": f"Bearer {token}", "X-Request-Id": rid})
         client.post("/tables", json={}, headers={"Authorization": f"Bearer {token}", "X-Request-Id": rid + "-refused"})
     client.get("/me", headers={"Authorization": "Bearer guess-3", "X-Request-Id": "nobody"})
@@ -402,7 +402,7 @@ def test_every_line_of_a_request_names_its_principal_and_never_its_token(make_cl
                           ("au", "auditor", "auditor-1"), ("au-refused", "auditor", "auditor-1"),
                           ("pl", "player", "anna"), ("pl-refused", "player", "anna"), ("nobody", None, None)}
     assert len([line for line in lines if "code" in line]) == 4  # the refusals' own lines name the principal too
-    for secret in ("op-secret-1", "au-secret-2", player, player.split(".")[2], "guess-3"):
+    for secret in ("op-secret-0f3a9c2e-1", "au-secret-7b1d4e86-2", player, player.split(".")[2], "guess-3"):
         assert secret not in err
 
 
@@ -414,8 +414,8 @@ def test_a_service_without_tokens_logs_its_requests_as_open(client, capsys):
 
 
 def test_the_text_form_names_the_principal_too(make_client, capsys):
-    client = make_client(ZAMETANO_TOKENS="operator@cage:op-secret-1", ZAMETANO_LOG_FORMAT="text")
+    client = make_client(ZAMETANO_TOKENS="operator@cage:op-secret-0f3a9c2e-1", ZAMETANO_LOG_FORMAT="text")
     capsys.readouterr()
-    client.get("/me", headers={"Authorization": "Bearer op-secret-1"})
+    client.get("/me", headers={"Authorization": "Bearer op-secret-0f3a9c2e-1"})
     err = capsys.readouterr().err
-    assert "role=operator principal=cage" in err and "op-secret-1" not in err
+    assert "role=operator principal=cage" in err and "op-secret-0f3a9c2e-1" not in err

@@ -78,7 +78,7 @@ def test_open_mode_refuses_a_peer_that_is_not_loopback_whatever_serves_the_app(a
 
 
 def test_with_tokens_any_host_origin_and_peer_is_served_by_its_token(app_of):
-    client = app_of("operator:op-secret")
-    headers = {"Authorization": "Bearer op-secret", "Host": "tables.casino.example", "Origin": "https://desk.example"}
+    client = app_of("operator:op-secret-0f3a9c2e")
+    headers = {"Authorization": "Bearer op-secret-0f3a9c2e", "Host": "tables.casino.example", "Origin": "https://desk.example"}
     answer = client.post("/tables", json=OPENING, headers=headers, environ_base={"REMOTE_ADDR": "192.0.2.7"})
     assert answer.status_code == 201

@@ -36,7 +36,7 @@ from tests.helpers import Seeds, StepClock, pick, stacked_shoe
 from tests.sse import SSE, messages, parse
 from tests.tampering import Rows
 
-OPERATOR, AUDITOR = "operator-token", "auditor-token"
+OPERATOR, AUDITOR = "operator-token-0001", "auditor-token-0001"
 NDJSON = "application/x-ndjson"
 MAX_BODY = 1024
 # The headers a client acts on: each one the service sends must be declared for the response it comes with.

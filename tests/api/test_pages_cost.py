@@ -22,7 +22,7 @@ GZIP = {"Accept-Encoding": "gzip, deflate, br"}
 @pytest.fixture
 def secured(tmp_path):
     settings = load({"PERSISTENCE_MODULE": "eventsourcing.sqlite", "SQLITE_DBNAME": str(tmp_path / "pages.sqlite"),
-                     "ZAMETANO_DATA_DIR": str(tmp_path), "ZAMETANO_TOKENS": "operator:op-secret"})
+                     "ZAMETANO_DATA_DIR": str(tmp_path), "ZAMETANO_TOKENS": "operator:op-secret-0f3a9c2e"})
     service = TablesService(settings, clock=StepClock(), new_seed=Seeds())
     yield create_app(settings, service=service).test_client()
     service.close()

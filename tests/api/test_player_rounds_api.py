@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-OPERATOR, AUDITOR = "op-secret", "au-secret"
+OPERATOR, AUDITOR = "op-secret-0f3a9c2e", "au-secret-7b1d4e86"
 
 
 def bearer(token):
@@ -14,7 +14,7 @@ def bearer(token):
 
 @pytest.fixture
 def secured(make_client):
-    return make_client(ZAMETANO_TOKENS="operator@cage:op-secret,auditor:au-secret")
+    return make_client(ZAMETANO_TOKENS="operator@cage:op-secret-0f3a9c2e,auditor:au-secret-7b1d4e86")
 
 
 def token_of(client, player):

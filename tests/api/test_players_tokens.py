@@ -24,10 +24,10 @@ def bearer(token):
 
 @pytest.fixture
 def secured(make_client):
-    return make_client(ZAMETANO_TOKENS="operator@cage:op-secret,auditor:au-secret")
+    return make_client(ZAMETANO_TOKENS="operator@cage:op-secret-0f3a9c2e,auditor:au-secret-7b1d4e86")
 
 
-def mint(client, player="anna", token="op-secret", **body):
+def mint(client, player="anna", token="op-secret-0f3a9c2e", **body):
     return client.post(f"/players/{player}/tokens", json=body, headers=bearer(token) if token else {})
 
 
@@ -43,13 +43,13 @@ def test_an_operator_mints_a_token_that_names_the_player_at_me(secured):
 
 
 def test_me_names_the_operators_and_auditors_tokens_by_their_names(secured):
-    assert secured.get("/me", headers=bearer("op-secret")).json == {"role": "operator", "name": "cage"}
-    assert secured.get("/me", headers=bearer("au-secret")).json == {"role": "auditor", "name": "auditor-1"}
+    assert secured.get("/me", headers=bearer("op-secret-0f3a9c2e")).json == {"role": "operator", "name": "cage"}
+    assert secured.get("/me", headers=bearer("au-secret-7b1d4e86")).json == {"role": "auditor", "name": "auditor-1"}
 
 
 def test_only_an_operator_mints(secured):
     assert mint(secured, token=None).status_code == 401
-    refused = mint(secured, token="au-secret")
+    refused = mint(secured, token="au-secret-7b1d4e86")
     assert refused.status_code == 403 and "operator" in refused.json["message"]
     player = mint(secured).json["token"]
     assert mint(secured, player="boris", token=player).status_code == 403
@@ -71,7 +71,7 @@ def test_a_bad_body_is_a_422_saying_what_is_allowed(secured, body, field, says):
 
 
 def test_a_name_no_table_could_seat_is_a_422(secured):
-    refused = secured.post("/players/%20anna/tokens", json={}, headers=bearer("op-secret"))
+    refused = secured.post("/players/%20anna/tokens", json={}, headers=bearer("op-secret-0f3a9c2e"))
     assert refused.status_code == 422 and "surrounding spaces" in refused.json["message"]
 
 
@@ -119,7 +119,7 @@ def external_issuer(make_client, tmp_path):
     key = ec.generate_private_key(ec.SECP256R1())
     public = json.loads(jwt.get_algorithm_by_name("ES256").to_jwk(key.public_key()))
     (tmp_path / "jwks.json").write_text(json.dumps({"keys": [{**public, "kid": "casino-1", "alg": "ES256"}]}))
-    client = make_client(ZAMETANO_TOKENS="operator:op-secret", ZAMETANO_PLAYER_ISSUER=ISSUER,
+    client = make_client(ZAMETANO_TOKENS="operator:op-secret-0f3a9c2e", ZAMETANO_PLAYER_ISSUER=ISSUER,
                          ZAMETANO_PLAYER_JWKS_FILE=str(tmp_path / "jwks.json"))
     exp = int((datetime.now(timezone.utc) + timedelta(hours=1)).timestamp())
 
@@ -150,10 +150,10 @@ def test_on_a_service_without_tokens_anyone_mints_and_a_players_token_is_still_a
 
 
 def test_a_players_name_in_the_path_is_held_to_the_input_policy(secured):
-    refused = secured.post("/players/an%E2%80%AEna/tokens", json={}, headers=bearer("op-secret"))
+    refused = secured.post("/players/an%E2%80%AEna/tokens", json={}, headers=bearer("op-secret-0f3a9c2e"))
     assert refused.status_code == 422 and "U+202E" in refused.json["message"] and "player" in refused.json["errors"]
-    composed = secured.post("/players/zo%C3%AB/tokens", json={}, headers=bearer("op-secret"))  # ë composed
-    decomposed = secured.post("/players/zoe%CC%88/tokens", json={}, headers=bearer("op-secret"))  # e, then the diaeresis
+    composed = secured.post("/players/zo%C3%AB/tokens", json={}, headers=bearer("op-secret-0f3a9c2e"))  # ë composed
+    decomposed = secured.post("/players/zoe%CC%88/tokens", json={}, headers=bearer("op-secret-0f3a9c2e"))  # e, then the diaeresis
     assert composed.json["player"] == decomposed.json["player"] == "zo\u00eb"
 
 

@@ -83,12 +83,12 @@ def test_each_client_address_has_its_own_bucket(limited):
 
 
 def test_a_known_token_is_the_client_and_an_unknown_token_buys_no_fresh_bucket(limited):
-    client, _ = limited(tokens="operator:op-secret,auditor:au-secret")
-    operator = {"Authorization": "Bearer op-secret"}
+    client, _ = limited(tokens="operator:op-secret-0f3a9c2e,auditor:au-secret-7b1d4e86")
+    operator = {"Authorization": "Bearer op-secret-0f3a9c2e"}
     for _ in range(3):
         assert client.get("/tables", headers=operator).status_code == 200
     assert client.get("/tables", headers=operator).status_code == 429
-    auditor = {"Authorization": "Bearer au-secret"}
+    auditor = {"Authorization": "Bearer au-secret-7b1d4e86"}
     assert client.get("/tables", headers=auditor).status_code == 200  # another token, same address
     for n in range(3):
         assert client.get("/tables", headers={"Authorization": f"Bearer guess-{n}"}).status_code == 401

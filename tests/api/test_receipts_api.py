@@ -112,7 +112,7 @@ def secured(tmp_path):
         "PERSISTENCE_MODULE": "eventsourcing.sqlite",
         "SQLITE_DBNAME": str(tmp_path / "secured.sqlite"),
         "ZAMETANO_DATA_DIR": str(tmp_path),
-        "ZAMETANO_TOKENS": "operator:op-secret,auditor:au-secret",
+        "ZAMETANO_TOKENS": "operator:op-secret-0f3a9c2e,auditor:au-secret-7b1d4e86",
     })
     service = TablesService(settings)
     yield create_app(settings, service=service).test_client()
@@ -122,10 +122,10 @@ def secured(tmp_path):
 def test_keys_need_no_token_while_the_head_needs_a_reader(secured):
     assert secured.get("/keys").status_code == 200
     opened = secured.post("/tables", json={"game": "chemin-de-fer", "players": ["a", "b"]},
-                          headers={"Authorization": "Bearer op-secret"})
+                          headers={"Authorization": "Bearer op-secret-0f3a9c2e"})
     table_id = opened.json["table_id"]
     assert secured.get(f"/tables/{table_id}/head").status_code == 401
-    for token in ("au-secret", "op-secret"):
+    for token in ("au-secret-7b1d4e86", "op-secret-0f3a9c2e"):
         head = secured.get(f"/tables/{table_id}/head", headers={"Authorization": f"Bearer {token}"})
         assert head.status_code == 200 and head.json["receipt"] == opened.json["receipt"]
     verify_receipt(opened.json["receipt"], keys(secured))

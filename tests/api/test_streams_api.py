@@ -23,6 +23,7 @@ from tests.helpers import Seeds, StepClock, pick
 from tests.sse import SSE, Comment, Message, Parser, heartbeats, messages
 
 PLAYERS = ["anna", "boris", "vera"]
+OP, AU, AU2 = "op-token-for-streams", "au-token-for-streams", "au2-token-for-streams"
 BEAT = 0.1  # ZAMETANO_STREAM_HEARTBEAT in these tests: a waiting read never waits long
 
 
@@ -315,17 +316,17 @@ def test_the_heads_stream_resumes_from_a_position_then_follows_each_table_live(m
 
 
 def test_an_auditor_may_open_streams_and_a_client_without_a_token_may_not(make_client, opened):
-    client = make_client(ZAMETANO_TOKENS="operator:op,auditor:au")
-    table_id = new_table(client, headers={"Authorization": "Bearer op"})
+    client = make_client(ZAMETANO_TOKENS=f"operator:{OP},auditor:{AU}")
+    table_id = new_table(client, headers={"Authorization": f"Bearer {OP}"})
     for path in (f"/tables/{table_id}/events", "/events"):
         assert client.get(path, headers={"Accept": SSE}).status_code == 401
-        assert opened(client, path, headers={"Authorization": "Bearer au"}).response.status_code == 200
+        assert opened(client, path, headers={"Authorization": f"Bearer {AU}"}).response.status_code == 200
 
 
 def test_one_credential_holds_at_most_a_quarter_of_a_workers_streams_and_others_still_open_theirs(make_client, opened):
-    client = make_client(ZAMETANO_TOKENS="operator:op,auditor:au,auditor@second:au2", ZAMETANO_MAX_STREAMS="8")
-    table_id = new_table(client, headers={"Authorization": "Bearer op"})
-    auditor = {"Authorization": "Bearer au"}
+    client = make_client(ZAMETANO_TOKENS=f"operator:{OP},auditor:{AU},auditor@second:{AU2}", ZAMETANO_MAX_STREAMS="8")
+    table_id = new_table(client, headers={"Authorization": f"Bearer {OP}"})
+    auditor = {"Authorization": f"Bearer {AU}"}
     held = [opened(client, f"/tables/{table_id}/events", headers=auditor) for _ in range(2)]
     refused_before = sample("zametano_streams_refused_total", reason="credential")
 
@@ -334,7 +335,7 @@ def test_one_credential_holds_at_most_a_quarter_of_a_workers_streams_and_others_
         assert refused.status_code == 503 and refused.headers["Retry-After"] == "5", refused.json
         assert "as many live streams as one credential may in this server process (2" in refused.json["message"]
     assert sample("zametano_streams_refused_total", reason="credential") == refused_before + 2
-    for token in ("au2", "op"):  # another credential, of the same role or another, still has its share
+    for token in (AU2, OP):  # another credential, of the same role or another, still has its share
         assert opened(client, "/events", headers={"Authorization": f"Bearer {token}"}).response.status_code == 200
     held[0].close()  # a stream closed gives its place back
     assert opened(client, "/events", headers=auditor).response.status_code == 200

@@ -188,8 +188,8 @@ def test_the_log_is_read_with_the_auditors_token_and_without_one_the_refusal_is_
         try { return (await m.verifyTable(await m.readTable("", tableId, {token}))).ok; }
         catch (e) { return e.message; }
     }"""
-    with desk(db, tokens="auditor:seen-only,operator:plays") as base:
-        assert in_page(page, base, script, {"tableId": tables["punto-banco"], "token": "seen-only"}) is True
+    with desk(db, tokens="auditor:seen-only-0123456789,operator:plays-0123456789") as base:
+        assert in_page(page, base, script, {"tableId": tables["punto-banco"], "token": "seen-only-0123456789"}) is True
         refused = in_page(page, base, script, {"tableId": tables["punto-banco"], "token": None})
     assert "answered HTTP 401: Send 'Authorization: Bearer <token>'" in refused
     assert len(page.console_errors) == 1 and "status of 401" in page.console_errors[0]
@@ -453,3 +453,57 @@ def test_the_browser_binds_a_rule_2_log_to_its_table_and_leaves_a_rule_1_log_unb
     assert found["moved"]["rule"] == 2 and [f["version"] for f in found["moved"]["found"]] == [1]
     assert "moved from another table" in found["moved"]["found"][0]["message"]
     assert found["old"] == {"rule": 1, "found": []}
+
+
+CONCEALED = json.loads((ROOT / "tests" / "vectors" / "chain-concealed.json").read_text(encoding="utf-8"))
+RULE_3 = """async ({views, tableId, alterations}) => {
+    const check = async (events, tableId) => {
+        const result = await m.verifyTable({events, keys: {keys: []}, head: null, tableId});
+        return {rule: result.chainRule, hidden: result.hidden, found: result.findings.filter((f) => f.check === "chain")};
+    };
+    const verdicts = {};
+    for (const [name, events] of Object.entries(views)) verdicts[name] = await check(events, tableId);
+    verdicts.moved = await check(views.boris, "another-table");
+    const altered = {};
+    for (const [name, [view, alteration]] of Object.entries(alterations)) {
+        const events = structuredClone(views[view]);
+        new Function("events", alteration)(events);
+        altered[name] = await check(events, tableId);
+    }
+    return {verdicts, altered};
+}"""
+# Each alteration of a view of the vectors: (view, the alteration, the version named, words of its finding).
+RULE_3_ALTERED = {
+    "hidden card without commitment": ("boris", "delete events[1].concealed;", 2, "shows /card hidden with no commitment"),
+    "hidden total without commitment": ("boris", "delete events[2].concealed;", 3, "shows /total hidden"),
+    "pointer to nothing": ("boris", 'events[1].concealed["/nothing"] = events[1].concealed["/card"];', 2,
+                           '"/nothing" names no part of its data'),
+    "pointer in both": ("anna", 'events[1].concealed = {"/card": "commit:" + "0".repeat(64)};', 2,
+                        "is both among its salts and concealed"),
+    "salt not lowercase hex": ("anna", 'events[2].salts["/total"] = "F".repeat(32);', 3, "not 32 lowercase hex"),
+    "commitment without its prefix": ("boris", 'events[1].concealed["/card"] = "0".repeat(64);', 2,
+                                      'not "commit:" and 64 lowercase hex'),
+    "another card under the salt": ("anna", 'events[1].data.card = "9d";', 2, "recomputed"),
+    "a rule it does not know": ("boris", "events[0].data.chain = 4;", 1, "which this check does not know"),
+}
+
+
+def test_the_browser_checks_every_digest_of_a_rule_3_log_from_every_view_and_names_what_is_malformed(
+    page: Any, tmp_path: Path,
+) -> None:
+    """docs/design.md "Concealed parts (chain rule 3)": the vectors as stored, as anna and as boris see them all
+    verify, none left out as hidden; served as another table they are refused at version 1; a malformed or
+    altered rule-3 event is a finding at its version."""
+    views = {name: CONCEALED[name] for name in ("stored", "anna", "boris")}
+    alterations = {name: [view, alteration] for name, (view, alteration, _, _) in RULE_3_ALTERED.items()}
+    table_id = CONCEALED["stored"][0]["data"]["table_id"]
+    with desk(sqlite_env(tmp_path / "empty.sqlite")) as base:
+        found = in_page(page, base, RULE_3, {"views": views, "tableId": table_id, "alterations": alterations})
+    for name in views:
+        assert found["verdicts"][name] == {"rule": 3, "hidden": [], "found": []}, name
+    moved = found["verdicts"]["moved"]["found"]
+    assert [f["version"] for f in moved] == [1] and "moved from another table" in moved[0]["message"]
+    for name, (_, _, version, words) in RULE_3_ALTERED.items():
+        named = found["altered"][name]["found"]
+        assert named and named[0]["version"] == version, (name, named)
+        assert any(f["version"] == version and words in f["message"] for f in named), (name, named)

@@ -22,7 +22,7 @@ from tests.helpers import pick
 
 pytestmark = pytest.mark.e2e
 GUNICORN = [sys.executable, "-m", "gunicorn", "-c", "python:api.gunicorn_conf", "api.app:create_app()"]
-OPERATOR = {"Authorization": "Bearer op-secret"}
+OPERATOR = {"Authorization": "Bearer op-secret-0f3a9c2e"}
 PLAYERS = ["anna", "boris", "vera"]
 INJECTION = '"} 1\nzametano_injected_total{by="anonymous'
 COUNTER_SUFFIXES = ("_total", "_count", "_sum", "_bucket")
@@ -36,7 +36,7 @@ def four_workers(postgres_env, tmp_path):
     env = {
         **postgres_env,
         "ZAMETANO_DATA_DIR": str(tmp_path / "data"),
-        "ZAMETANO_TOKENS": "operator:op-secret",
+        "ZAMETANO_TOKENS": "operator:op-secret-0f3a9c2e",
         "BIND": f"127.0.0.1:{port}",
         "WEB_CONCURRENCY": "4",
         "WEB_THREADS": "2",

@@ -15,12 +15,12 @@ from tests.e2e.conftest import server_env
 from tests.e2e.servers import ROOT, running_server
 
 pytestmark = pytest.mark.e2e
-OPERATOR = {"Authorization": "Bearer op-secret"}
+OPERATOR = {"Authorization": "Bearer op-secret-0f3a9c2e"}
 
 
 @pytest.fixture(params=["sqlite", "postgres"])
 def store_env(request, tmp_path):
-    return server_env(request, tmp_path, ZAMETANO_TOKENS="operator@cage:op-secret")
+    return server_env(request, tmp_path, ZAMETANO_TOKENS="operator@cage:op-secret-0f3a9c2e")
 
 
 def test_a_minted_token_names_its_player_at_every_worker_and_across_a_restart(store_env, tmp_path):
@@ -36,7 +36,7 @@ def test_a_minted_token_names_its_player_at_every_worker_and_across_a_restart(st
     log = (tmp_path / "first.log").read_text()
     assert "players' tokens signed with key" in log
     assert '"principal": "anna"' in log and '"principal": "cage"' in log
-    assert token not in log and token.split(".")[2] not in log and "op-secret" not in log
+    assert token not in log and token.split(".")[2] not in log and "op-secret-0f3a9c2e" not in log
     with running_server(store_env, tmp_path / "second.log") as server:
         me = requests.get(server + "/me", headers={"Authorization": f"Bearer {token}"}, timeout=10)
         assert me.status_code == 200 and me.json()["name"] == "anna"
@@ -46,7 +46,7 @@ def test_the_demo_plays_a_self_acting_table_with_minted_tokens_and_each_player_r
     players = ["anna", "boris", "vera"]
     with running_server(store_env, tmp_path / "demo.log") as server:
         demo = subprocess.run(
-            [sys.executable, str(ROOT / "scripts" / "demo"), "--url", server, "--token", "op-secret", "--seats", "self",
+            [sys.executable, str(ROOT / "scripts" / "demo"), "--url", server, "--token", "op-secret-0f3a9c2e", "--seats", "self",
              "--players", ",".join(players), "--rounds", "3", "--seed", "2"],
             capture_output=True, text=True, timeout=300)
         assert demo.returncode == 0, demo.stderr

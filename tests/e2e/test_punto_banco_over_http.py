@@ -19,7 +19,7 @@ from tests.unit.test_punto_banco_table import fields_within
 
 PLAYERS = ["marta", "anna", "boris"]
 SCRIPTS = ROOT / "scripts"
-OPERATOR = "op-secret"
+OPERATOR = "op-secret-0f3a9c2e"
 
 
 @pytest.fixture(params=KINDS)

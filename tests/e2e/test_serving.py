@@ -61,11 +61,11 @@ def test_without_tokens_a_public_address_is_refused_in_one_line_whatever_names_i
 
 def test_with_tokens_gunicorn_serves_on_a_public_address(sqlite_env, tmp_path):
     port = free_port()
-    env = {**sqlite_env, "ZAMETANO_TOKENS": "operator:op-secret"}
+    env = {**sqlite_env, "ZAMETANO_TOKENS": "operator:op-secret-0f3a9c2e"}
     command = [*GUNICORN, "-b", f"0.0.0.0:{port}", APP]
     with running_server(env, tmp_path / "server.log", port=port, command=command) as server:
         assert requests.get(server + "/tables", timeout=10).status_code == 401
-        assert requests.get(server + "/tables", headers={"Authorization": "Bearer op-secret"}, timeout=10).status_code == 200
+        assert requests.get(server + "/tables", headers={"Authorization": "Bearer op-secret-0f3a9c2e"}, timeout=10).status_code == 200
 
 
 def test_after_the_master_is_killed_its_workers_go_and_a_new_server_binds_the_same_port(sqlite_env, tmp_path):

@@ -122,7 +122,14 @@ def case_no_connections(tmp_path, request):
         "from 1 to 10000, not '0'")
 
 
+def case_short_token(tmp_path, request):
+    tokens = "auditor:" + "a" * 24 + ",operator:sh0rt-t0ken"
+    return {"PERSISTENCE_MODULE": "eventsourcing.popo", "ZAMETANO_TOKENS": tokens}, (
+        "error: ZAMETANO_TOKENS: the token of operator-1 (operator) has 11 characters; a token has at least 16")
+
+
 CASES = {
+    "a token shorter than 16 characters": case_short_token,
     "port in use": case_port_in_use,
     "WEB_CONCURRENCY not a number": case_web_concurrency_not_a_number,
     "ZAMETANO_READ_TIMEOUT not a number": case_read_timeout_not_a_number,

@@ -20,7 +20,8 @@ from tests.viewing import HIDDEN, Oracle, check_events, drive, read_log
 
 pytestmark = pytest.mark.e2e
 PLAYERS = ["anna", "boris", "vera"]
-TOKENS = "operator@cage:op,auditor@books:au,surveillance@eye:sv"
+OP, AU, SV = "op-token-for-views", "au-token-for-views", "sv-token-for-views"
+TOKENS = f"operator@cage:{OP},auditor@books:{AU},surveillance@eye:{SV}"
 GAMES = {
     "chemin-de-fer": ({"rules": {"decks": 2, "draw_rule": "free", "auto_forced": False}},
                       lambda events: any(e["type"] == "ShoeRevealed" and e["data"]["shoe"] > 1 for e in events)),
@@ -50,7 +51,7 @@ class Client:
         return response.json()
 
     def post(self, path: str, player: str, token: str | None, body: dict[str, Any]) -> Any:
-        response = self.session.post(self.base + path, json=body, headers=bearer(token or "op"), timeout=30)
+        response = self.session.post(self.base + path, json=body, headers=bearer(token or OP), timeout=30)
         assert response.status_code == 200, (player, body, response.text)
         return response.json()
 
@@ -64,11 +65,11 @@ def hidden_in_state(oracle: Oracle, viewer: str, at: int) -> int:
 @pytest.mark.parametrize("game", list(GAMES))
 def test_each_player_sees_his_own_cards_and_nobody_elses_through_every_output(server, game, tmp_path):
     client = Client(server)
-    tokens = {p: requests.post(f"{server}/players/{p}/tokens", json={}, headers=bearer("op"), timeout=10).json()["token"]
+    tokens = {p: requests.post(f"{server}/players/{p}/tokens", json={}, headers=bearer(OP), timeout=10).json()["token"]
               for p in PLAYERS}
     fields, done = GAMES[game]
     opened = requests.post(f"{server}/tables", json={"game": game, "players": PLAYERS, "players_act": "self", **fields},
-                           headers=bearer("op"), timeout=10)
+                           headers=bearer(OP), timeout=10)
     assert opened.status_code == 201, opened.text
     table_id = opened.json()["table_id"]
     streams = {p: LiveStream(server, f"/tables/{table_id}/events", bearer(tokens[p])) for p in PLAYERS}
@@ -80,15 +81,15 @@ def test_each_player_sees_his_own_cards_and_nobody_elses_through_every_output(se
         responses.append((response, player))
         if any(e["type"] == "CardDealt" and not e["data"]["face_up"] for e in response["events"]):
             # a live round: the log as the auditor and each player read it now
-            live_audits.append((response["version"], read_log(client.read, table_id, "au")))
+            live_audits.append((response["version"], read_log(client.read, table_id, AU)))
             live_logs.append((response["version"], {p: read_log(client.read, table_id, tokens[p]) for p in PLAYERS}))
 
     try:
-        full = drive(client.post, table_id, tokens, "sv", client.read, done, after_each, seed=11)
+        full = drive(client.post, table_id, tokens, SV, client.read, done, after_each, seed=11)
         # an operator acting for a player is refused at this table
-        expects = client.read(f"/tables/{table_id}", "sv")["expects"]
+        expects = client.read(f"/tables/{table_id}", SV)["expects"]
         if expects:
-            refused = requests.post(f"{server}/tables/{table_id}/commands", headers=bearer("op"), timeout=10,
+            refused = requests.post(f"{server}/tables/{table_id}/commands", headers=bearer(OP), timeout=10,
                                     json={"command": expects[0]["command"], "player": expects[0]["player"]})
             assert refused.status_code == 403, refused.text
     finally:
@@ -129,8 +130,8 @@ def test_each_player_sees_his_own_cards_and_nobody_elses_through_every_output(se
     assert live_audits
     for at, events in live_audits:
         check_events(oracle, events, by_version, "auditor", at, auditor_now=at)
-    assert HIDDEN not in str(read_log(client.read, table_id, "au"))  # the shoe, the game, is over
-    check_events(oracle, read_log(client.read, table_id, "au"), by_version, "auditor", head, auditor_now=head)
+    assert HIDDEN not in str(read_log(client.read, table_id, AU))  # the shoe, the game, is over
+    check_events(oracle, read_log(client.read, table_id, AU), by_version, "auditor", head, auditor_now=head)
     # every command's events record who issued it: each player's commands his own token's
     issued = {e["version"]: player for response, player in responses for e in response["events"]}
     assert set(issued) == set(by_version) - set(range(1, opened.json()["version"] + 1))

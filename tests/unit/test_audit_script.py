@@ -257,10 +257,10 @@ def test_a_table_the_server_cannot_verify_is_an_error_and_the_other_tables_are_s
 
 
 def test_a_wrong_token_exits_2_with_the_servers_message(played: Played, store: Path, capsys: Any) -> None:
-    with serving(store, tokens="auditor:r34d") as base:
+    with serving(store, tokens="auditor:r34d-0123456789ab") as base:
         code, out, err = run(capsys, base, "--all", "--token", "wrong")
         refused_table = run(capsys, f"{base}/tables/{played.lottery}", "--token", "wrong")
-        accepted = run(capsys, base, "--all", "--token", "r34d")
+        accepted = run(capsys, base, "--all", "--token", "r34d-0123456789ab")
 
     assert code == 2
     assert out == ""
@@ -272,8 +272,8 @@ def test_a_wrong_token_exits_2_with_the_servers_message(played: Played, store: P
 def test_the_token_can_come_from_the_environment(
     played: Played, store: Path, capsys: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("ZAMETANO_TOKEN", "r34d")
-    with serving(store, tokens="auditor:r34d") as base:
+    monkeypatch.setenv("ZAMETANO_TOKEN", "r34d-0123456789ab")
+    with serving(store, tokens="auditor:r34d-0123456789ab") as base:
         code, out, err = run(capsys, base, "--all")
 
     assert code == 0, out + err

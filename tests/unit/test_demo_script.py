@@ -126,13 +126,13 @@ def test_the_url_can_come_from_zametano_url_without_http(
 def test_with_seats_self_each_players_commands_are_posted_with_his_own_minted_token(
     store: Path, capsys: pytest.CaptureFixture[str], game: str, players: str
 ) -> None:
-    with serving(store, tokens="operator@cage:op-secret") as base:
-        code, out, err = run(capsys, "--url", base, "--token", "op-secret", "--game", game, "--players", players,
+    with serving(store, tokens="operator@cage:op-secret-0f3a9c2e") as base:
+        code, out, err = run(capsys, "--url", base, "--token", "op-secret-0f3a9c2e", "--game", game, "--players", players,
                              "--rounds", "2", "--seed", "4", "--seats", "self")
         assert code == 0, out + err
         table_id = next(line.split()[-1] for line in out.splitlines() if line.split()[:1] == ["table"])
         events = requests.get(f"{base}/tables/{table_id}/events", params={"limit": 1000},
-                              headers={"Authorization": "Bearer op-secret"}, timeout=10).json()["events"]
+                              headers={"Authorization": "Bearer op-secret-0f3a9c2e"}, timeout=10).json()["events"]
     assert any(line.split() == ["players", "act", "self"] for line in out.splitlines())
     assert events[0]["data"]["players_act"] == "self"
     seated = players.split(",")

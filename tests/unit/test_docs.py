@@ -204,6 +204,22 @@ def test_the_designs_chain_check_reproduces_the_reference_vectors_and_names_an_a
     assert check_chain(bound["events"], bound["moved_to"]) == 1  # type: ignore[operator]
 
 
+def test_the_designs_chain_check_verifies_every_view_of_a_rule_3_log_and_names_a_card_not_committed_to():
+    check_chain = design_snippets()["check_chain"]
+    concealed = json.loads((ROOT / "tests/vectors/chain-concealed.json").read_text(encoding="utf-8"))
+    table_id = concealed["stored"][0]["data"]["table_id"]
+    for view in ("stored", "anna", "boris"):
+        assert check_chain(concealed[view], table_id) is None, view  # type: ignore[operator]
+        assert check_chain(concealed[view], "another table") == 1, view  # type: ignore[operator]
+
+    swapped = json.loads(json.dumps(concealed["anna"]))
+    swapped[3]["data"]["piles"]["anna"][1] = "Kh"  # not the card committed to
+    assert check_chain(swapped, table_id) == 4  # type: ignore[operator]
+    uncommitted = json.loads(json.dumps(concealed["boris"]))
+    del uncommitted[1]["concealed"]  # a card shown hidden, with nothing in its place
+    assert check_chain(uncommitted, table_id) == 2  # type: ignore[operator]
+
+
 def test_the_designs_shuffle_reproduces_the_reference_vectors():
     shoe_order = design_snippets()["shoe_order"]
     for vector in json.loads((ROOT / "tests/vectors/shuffle.json").read_text(encoding="utf-8"))["vectors"]:

@@ -192,15 +192,15 @@ def test_the_token_is_the_one_given_else_zametano_token_else_the_servers_own_lis
     assert DEMO.token_for(given, env, roles) == token
 
 
-@pytest.mark.parametrize("script, sent", [("demo", "Bearer op-t"), ("verify-shoe", "Bearer au-t"),
-                                          ("audit", "Bearer au-t")])
+@pytest.mark.parametrize("script, sent", [("demo", "Bearer op-t-0123456789ab"), ("verify-shoe", "Bearer au-t-0123456789ab"),
+                                          ("audit", "Bearer au-t-0123456789ab")])
 def test_with_only_the_servers_zametano_tokens_set_the_demo_commands_as_operator_and_the_checks_read_as_auditor(
     script: str, sent: str, played: Played, store: Path, capsys: pytest.CaptureFixture[str],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setenv("ZAMETANO_TOKENS", "operator:op-t,auditor:au-t")
+    monkeypatch.setenv("ZAMETANO_TOKENS", "operator:op-t-0123456789ab,auditor:au-t-0123456789ab")
     seen: list[str | None] = []
-    with serving(store, tokens="operator:op-t,auditor:au-t", wrap=recording(seen)) as base:
+    with serving(store, tokens="operator:op-t-0123456789ab,auditor:au-t-0123456789ab", wrap=recording(seen)) as base:
         code, out, err = run(script, argv_for(script, base, played), capsys)
 
     assert code == 0, out + err
@@ -293,7 +293,7 @@ def test_each_script_exits_2_on_a_server_error_and_never_prints_an_html_page(
 def test_each_script_exits_2_when_its_token_is_refused(
     script: str, played: Played, store: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    with serving(store, tokens="operator:op-t,auditor:au-t") as base:
+    with serving(store, tokens="operator:op-t-0123456789ab,auditor:au-t-0123456789ab") as base:
         code, out, err = run(script, [*argv_for(script, base, played), "--token", "wrong"], capsys)
 
     assert code == 2, out + err

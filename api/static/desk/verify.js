@@ -14,7 +14,13 @@
  *            ("" for version 1). Each event is linked to the recorded digest before it, so every altered
  *            event is named, not only the first. Chain rule 2: a first event (TableOpened) whose data
  *            records a table_id must name the table whose log it is (`tableId`, else the head's), so
- *            events moved to another table's id are named; a log without it is under rule 1.
+ *            events moved to another table's id are named; a log without it is under rule 1. Chain rule 3
+ *            ("chain": 3 in that data, with its table_id): each concealed part of an event is chained as
+ *            its commitment, "commit:" + sha256 of the canonical JSON of {salt, value}, made here from the
+ *            salt and the value shown (the event's `salts`, pointer -> salt) or taken as given (its
+ *            `concealed`, pointer -> commitment, the value shown "??" or null): every digest is recomputed
+ *            whatever the reader is shown, and a part shown hidden without a commitment, a pointer to
+ *            nothing or in both, a salt or a commitment not of its form is a finding at its version.
  *   cards    every shoe: shuffled once, cut at most once and before its first card, dealt position after
  *            position from 0 (burns included), no seed shown before its ShoeRevealed; once revealed, the
  *            seed is 32 bytes whose sha256 is the commitment recorded at the shuffle, and every dealt card
@@ -38,10 +44,11 @@
  *
  * `ok` is true when nothing was found; `failedVersion` is the lowest version a finding names (null when
  * none names one); findings are in version order. `shoes` lists each shoe ({shoe, deck, decks, cut,
- * dealt, revealed, ok}: ok null while unrevealed) and `receipts` counts the signatures verified. `hidden`
- * lists the versions shown with a part hidden from this reader (a face-down card not shown yet): their
- * digests are not recomputed here, every other link is; once the round is over and its cards are shown,
- * nothing is hidden and the whole chain is checked.
+ * dealt, revealed, ok}: ok null while unrevealed) and `receipts` counts the signatures verified. `chainRule`
+ * is 1, 2 or 3. `hidden` lists, under rules 1 and 2, the versions shown with a part hidden from this reader
+ * (a face-down card not shown yet): their digests cannot be recomputed, every other link is; once the round
+ * is over and its cards are shown, nothing is hidden and the whole chain is checked. Under rule 3 it is
+ * always empty: every digest is checked.
  * verifyTable throws (rather than answering "failed") when the browser cannot check at all: no WebCrypto
  * (an insecure page) or no Ed25519 in it.
  */
@@ -221,9 +228,10 @@ export async function shoeOrder(seedHex, decks, cut = 0) {
 
 // --- the chain (docs/design.md "The event envelope and the hash chain"; domain/chain.py) -----------------
 
-/** The digest an event must carry, given the digest recorded at the version before it. */
-export async function eventDigest(prev, event) {
-  const data = Object.fromEntries(Object.entries(event.data).filter(([key]) => key !== UNCHAINED));
+/** The digest an event must carry, given the digest recorded at the version before it; `data` is its chained
+ * data where that is not its data without the seed (chain rule 3: chainedData). */
+export async function eventDigest(prev, event, data = null) {
+  if (data === null) data = Object.fromEntries(Object.entries(event.data).filter(([key]) => key !== UNCHAINED));
   const envelope = {
     prev,
     version: event.version,
@@ -233,6 +241,131 @@ export async function eventDigest(prev, event) {
     data,
   };
   return sha256Hex(encoder.encode(canonicalJson(envelope)));
+}
+
+// --- concealed parts (docs/design.md "Concealed parts (chain rule 3)") ------------------------------------
+
+const HIDDEN = "??"; // a face-down card as shown to a reader it is hidden from (a stood total: null)
+const SALT = /^[0-9a-f]{32}$/;
+const COMMITMENT = /^commit:[0-9a-f]{64}$/;
+const ARRAY_INDEX = /^(0|[1-9][0-9]{0,17})$/;
+
+/** What a rule-3 digest covers in place of a concealed part: "commit:" + sha256 of {salt, value}. */
+export async function commitmentTo(salt, value) {
+  return `commit:${await sha256Hex(encoder.encode(canonicalJson({ salt, value })))}`;
+}
+
+/** The reference tokens of a JSON Pointer (RFC 6901) naming a part inside an event's data, or null. */
+function pointerTokens(pointer) {
+  if (typeof pointer !== "string" || !pointer.startsWith("/") || /~(?![01])/.test(pointer)) return null;
+  return pointer.slice(1).split("/").map((token) => token.replaceAll("~1", "/").replaceAll("~0", "~"));
+}
+
+function pointerOf(tokens) {
+  return tokens.map((token) => `/${String(token).replaceAll("~", "~0").replaceAll("/", "~1")}`).join("");
+}
+
+/** [container, key] of the part the tokens name in data, or null when there is none. */
+function partAt(data, tokens) {
+  let node = data;
+  for (let i = 0; i < tokens.length; i += 1) {
+    const token = tokens[i];
+    let key;
+    if (isObject(node) && Object.prototype.hasOwnProperty.call(node, token)) key = token;
+    else if (Array.isArray(node) && ARRAY_INDEX.test(token) && Number(token) < node.length) key = Number(token);
+    else return null;
+    if (i === tokens.length - 1) return [node, key];
+    node = node[key];
+  }
+  return null;
+}
+
+/** A copy of node with the part the tokens name set to value (only the containers on the way copied). */
+function replaced(node, tokens, value) {
+  if (!tokens.length) return value;
+  const copy = Array.isArray(node) ? [...node] : { ...node };
+  const key = Array.isArray(node) ? Number(tokens[0]) : tokens[0];
+  // defineProperty, not assignment: a key "__proto__" (which JSON.parse makes an own key) stays a key
+  Object.defineProperty(copy, key, { value: replaced(node[key], tokens.slice(1), value), enumerable: true,
+    writable: true, configurable: true });
+  return copy;
+}
+
+/** Where data shows a part hidden ("??", or a stood hand's total null) that no commitment stands for. */
+function hiddenWithoutCommitment(data, type) {
+  if (type === "HandStood" && data.total === null) return "/total";
+  const stack = [[data, []]];
+  while (stack.length) {
+    const [node, path] = stack.pop();
+    if (node === HIDDEN) return pointerOf(path);
+    if (Array.isArray(node)) node.forEach((child, index) => stack.push([child, [...path, index]]));
+    else if (isObject(node)) Object.entries(node).forEach(([key, child]) => stack.push([child, [...path, key]]));
+  }
+  return null;
+}
+
+/** What is wrong with a rule-3 event's salts and concealed parts as given, before any digest, or null. */
+function concealmentProblem(event) {
+  const salts = "salts" in event ? event.salts : {};
+  const concealed = "concealed" in event ? event.concealed : {};
+  if (!isObject(salts)) return "its salts are not a JSON object from pointer to salt";
+  if (!isObject(concealed)) return "its concealed parts are not a JSON object from pointer to commitment";
+  for (const [pointer, salt] of Object.entries(salts)) {
+    if (typeof salt !== "string" || !SALT.test(salt)) {
+      return `the salt of ${JSON.stringify(pointer)} is not 32 lowercase hex digits`;
+    }
+  }
+  for (const [pointer, commitment] of Object.entries(concealed)) {
+    if (typeof commitment !== "string" || !COMMITMENT.test(commitment)) {
+      return `the commitment of ${JSON.stringify(pointer)} is not "commit:" and 64 lowercase hex digits`;
+    }
+  }
+  const both = Object.keys(salts).find((pointer) => Object.prototype.hasOwnProperty.call(concealed, pointer));
+  if (both !== undefined) return `${JSON.stringify(both)} is both among its salts and concealed`;
+  const paths = [];
+  for (const pointer of [...Object.keys(salts), ...Object.keys(concealed)]) {
+    const tokens = pointerTokens(pointer);
+    const place = tokens && !(tokens.length === 1 && tokens[0] === UNCHAINED) ? partAt(event.data, tokens) : null;
+    if (!place) return `${JSON.stringify(pointer)} names no part of its data`;
+    const shownThere = place[0][place[1]];
+    if (Object.prototype.hasOwnProperty.call(concealed, pointer) && shownThere !== HIDDEN && shownThere !== null) {
+      return `${JSON.stringify(pointer)} is concealed from this reader, yet its data shows a value there, `
+        + 'not "??" or null';
+    }
+    paths.push([tokens, pointer]);
+  }
+  for (const [outer, outerPointer] of paths) {
+    for (const [inner, innerPointer] of paths) {
+      if (inner !== outer && inner.length > outer.length && outer.every((token, i) => inner[i] === token)) {
+        return `${JSON.stringify(outerPointer)} and ${JSON.stringify(innerPointer)} name parts one inside the other`;
+      }
+    }
+  }
+  return null;
+}
+
+/**
+ * The data a rule-3 event's digest covers: its data without the seed, each concealed part replaced by its
+ * commitment, made from the salt and the value shown (a part in `salts`) or as given (a part in
+ * `concealed`). Returns {data} or {problem}.
+ */
+export async function chainedData(event) {
+  const problem = concealmentProblem(event);
+  if (problem) return { problem };
+  let data = Object.fromEntries(Object.entries(event.data).filter(([key]) => key !== UNCHAINED));
+  for (const [pointer, salt] of Object.entries(event.salts || {})) {
+    const tokens = pointerTokens(pointer);
+    const [container, key] = partAt(data, tokens);
+    data = replaced(data, tokens, await commitmentTo(salt, container[key]));
+  }
+  for (const [pointer, commitment] of Object.entries(event.concealed || {})) {
+    data = replaced(data, pointerTokens(pointer), commitment);
+  }
+  const hidden = hiddenWithoutCommitment(data, event.type);
+  if (hidden !== null) {
+    return { problem: `its data shows ${hidden} hidden with no commitment for it (no salt, not concealed)` };
+  }
+  return { data };
 }
 
 const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,6}))?([Zz]|[+-]\d{2}:\d{2})$/;
@@ -313,7 +446,7 @@ function orderFindings(events, found) {
   return byVersion;
 }
 
-async function linkProblem(event, before) {
+async function linkProblem(event, before, rule) {
   const found = [];
   const now = moment(event.timestamp);
   if (now === null) {
@@ -326,7 +459,13 @@ async function linkProblem(event, before) {
   }
   let recomputed;
   try {
-    recomputed = await eventDigest(before ? before.digest : "", event);
+    let data = null;
+    if (rule === 3) {
+      const chained = await chainedData(event);
+      if (chained.problem) return [...found, chained.problem].join("; ");
+      data = chained.data;
+    }
+    recomputed = await eventDigest(before ? before.digest : "", event, data);
   } catch (error) {
     return [...found, `its digest cannot be recomputed: ${error.message}`].join("; ");
   }
@@ -348,8 +487,25 @@ export function hidesSomething(event) {
   return JSON.stringify(data).includes('"??"');
 }
 
+/**
+ * The chain rule of a log, as its first event tells it: 3 where its data records "chain", 2 where it records a
+ * table_id, else 1; null without a first TableOpened. A log without its first event is taken as rule 3 where
+ * its events carry salts or commitments.
+ */
+function chainRuleOf(byVersion) {
+  const first = byVersion.get(1);
+  if (!first) {
+    const parts = [...byVersion.values()].some((event) => "salts" in event || "concealed" in event);
+    return parts ? 3 : null;
+  }
+  if (first.type !== "TableOpened") return null;
+  if ("chain" in first.data) return 3; // a rule it does not know is named by checkBinding, and checked as the latest
+  return "table_id" in first.data ? 2 : 1;
+}
+
 async function checkChain(events, found, hidden) {
   const byVersion = orderFindings(events, found);
+  const rule = chainRuleOf(byVersion);
   const versions = [...byVersion.keys()].sort((a, b) => a - b);
   // Each link needs only the digest recorded before it: the links are checked side by side.
   for (let start = 0; start < versions.length; start += BATCH) {
@@ -358,11 +514,13 @@ async function checkChain(events, found, hidden) {
       slice.map((version) => {
         const before = version > 1 ? byVersion.get(version - 1) : null;
         if (version > 1 && !before) return null; // named as missing: nothing to link it to
-        if (hidesSomething(byVersion.get(version))) {
+        // Rules 1 and 2: a part hidden from this reader leaves its event's digest unrecomputable; rule 3
+        // commits to it, so every digest is checked.
+        if (rule !== 3 && hidesSomething(byVersion.get(version))) {
           hidden.push(version);
           return null;
         }
-        return linkProblem(byVersion.get(version), before);
+        return linkProblem(byVersion.get(version), before, rule);
       }),
     );
     problems.forEach((message, i) => {
@@ -373,21 +531,32 @@ async function checkChain(events, found, hidden) {
 }
 
 /**
- * Chain rule 2 (docs/design.md "The table in the chain"): a first event whose data records a table_id binds
- * the chain to that table, and the log must be the one served for that very table. A first event without it
- * is chained under rule 1, which binds no table. Returns the rule (null without a first TableOpened).
+ * Chain rules 2 and 3 (docs/design.md "The table in the chain", "Concealed parts (chain rule 3)"): a first
+ * event whose data records a table_id binds the chain to that table, and the log must be the one served for
+ * that very table. A first event without it is chained under rule 1, which binds no table; one that records
+ * "chain": 3 is under rule 3, and records the table_id too. Returns the rule (null without a first
+ * TableOpened).
  */
 function checkBinding(byVersion, tableId, found) {
   const first = byVersion.get(1);
-  if (!first || first.type !== "TableOpened" || !isObject(first.data)) return null;
-  if (!("table_id" in first.data)) return 1;
+  const rule = chainRuleOf(byVersion);
+  if (!first || first.type !== "TableOpened" || !isObject(first.data)) return rule;
+  if ("chain" in first.data && first.data.chain !== 3) {
+    found.push({ version: 1, check: "chain", message: `the first event names chain rule `
+      + `${JSON.stringify(first.data.chain)}, which this check does not know (it knows rules 1, 2 and 3): its `
+      + "digests are checked as under rule 3" });
+  } else if (rule === 3 && typeof first.data.table_id !== "string") {
+    found.push({ version: 1, check: "chain", message: "the first event names chain rule 3 but records no "
+      + "table_id, which every rule-3 table records" });
+  }
+  if (!("table_id" in first.data)) return rule;
   const bound = first.data.table_id;
   if (typeof tableId === "string" && (typeof bound !== "string" || bound.toLowerCase() !== tableId.toLowerCase())) {
     found.push({ version: 1, check: "chain", message: `the first event binds the chain to table `
       + `${JSON.stringify(first.data.table_id)}, but this log is served as table ${JSON.stringify(tableId)}: `
       + "the events were moved from another table" });
   }
-  return 2;
+  return rule;
 }
 
 // --- the shoes (docs/design.md "The fair shuffle") ------------------------------------------------------
