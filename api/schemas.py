@@ -201,6 +201,10 @@ class TableStateSchema(_Open):
     phase = fields.String()
     balances = fields.Dict(keys=fields.String(), values=fields.Integer())
     expects = fields.List(fields.Nested(ExpectSchema))
+    waits_for = fields.List(fields.Dict(keys=fields.String(), values=fields.String()), metadata={
+        "description": "Every command the table waits for and from whom ({command, player}, once each), shown to "
+                       "every reader: whose turn it is is public. `expects` lists only the commands this caller "
+                       "may send, with their fields."})
     as_of = fields.Dict(metadata={"description": "Only on a historic state: the version and timestamp shown."})
 
 

@@ -323,7 +323,7 @@ class Table(Aggregate):
         shown = self.expects_seen(seen, expects)
         if not public:
             return NotAllowedNow("The table expects no command now.", shown, command, player)
-        wanted = "; ".join(dict.fromkeys(f"{e['command']} by {e['player']}" for e in public))
+        wanted = "; ".join(f"{e['command']} by {e['player']}" for e in waits_for(public))
         if player not in self.players:
             why = f"'{player}' is not a player at this table (players: {', '.join(self.players)}); the table waits for {wanted}."
         elif special := self._why_not(command, player, wanted):
@@ -387,6 +387,7 @@ class Table(Aggregate):
         game's own part. ``expects``: this table's, where the caller already built them."""
         seen = seen or self.sight()
         game = self.GAME
+        public = self.expects_public(seen, expects)
         return {
             "game": self.game,
             "rules": dict(self.rules),
@@ -394,13 +395,17 @@ class Table(Aggregate):
             "phase": self.phase,
             "balances": dict(self.balances),
             **{account: self.accounts.get(account, 0) for account in game.accounts},
-            "expects": self.expects_seen(seen, expects),
+            "expects": self._own(public, seen),
+            "waits_for": waits_for(public),
             **game.view(self, seen),
         }
 
     def expects_seen(self, seen: Sight, expects: list[dict[str, Any]] | None = None) -> list[dict[str, Any]]:
         """``expects`` as ``seen`` may see it: a player's own commands only, as ``expects_public`` shows them."""
-        public = self.expects_public(seen, expects)
+        return self._own(self.expects_public(seen, expects), seen)
+
+    @staticmethod
+    def _own(public: list[dict[str, Any]], seen: Sight) -> list[dict[str, Any]]:
         if seen.viewer.kind == PLAYER:
             return [e for e in public if e["player"] == seen.viewer.player]
         return public
@@ -420,6 +425,12 @@ class Table(Aggregate):
     def _choices_seen(self, expects: list[dict[str, Any]], seen: Sight) -> list[dict[str, Any]]:
         """A game's own widening of ``expects`` where the choices themselves tell of hidden cards."""
         return expects
+
+
+def waits_for(public: list[dict[str, Any]]) -> list[dict[str, str]]:
+    """Which commands the table waits for and from whom, once each: public to every reader (whose turn it is is
+    no secret), whoever may send them (``expects`` lists only the caller's own)."""
+    return [{"command": c, "player": p} for c, p in dict.fromkeys((e["command"], e["player"]) for e in public)]
 
 
 Table._register()

@@ -99,3 +99,22 @@ def test_an_operator_reads_a_players_rounds_by_name(page, server, house):
     page.get_by_role("button", name="Show his rounds").click()
     expect(page.get_by_test_id("history").locator(f'tr[data-table="{table_id}"]')).to_have_count(1)
     expect(page.get_by_test_id("history-status")).to_contain_text("round")
+
+
+def test_a_seat_with_nothing_to_send_names_whose_turn_it_is_and_what_the_table_waits_for(page, server, house):
+    """Chemin de fer, the players acting for themselves: once the seats are drawn the banker is to shuffle; the
+    other player's seat says so instead of "expects no command", and shows him no form of his own."""
+    table_id = house.post("/tables", {"game": "chemin-de-fer", "players": ["anna", "vera"],
+                                      "players_act": "self"})["table_id"]
+    tokens = {p: token_of(house, p, table_id) for p in ("anna", "vera")}
+    requests.post(f"{server}/tables/{table_id}/commands", json={"command": "draw_seats", "player": "anna"},
+                  headers={"Authorization": f"Bearer {tokens['anna']}"}, timeout=10).raise_for_status()
+    banker = house.get(f"/tables/{table_id}")["waits_for"][0]["player"]
+    other = "vera" if banker == "anna" else "anna"
+    state = requests.get(f"{server}/tables/{table_id}", headers={"Authorization": f"Bearer {tokens[other]}"},
+                         timeout=10).json()
+    assert state["waits_for"] == [{"command": "shuffle", "player": banker}] and state["expects"] == []
+    as_player(page, server, tokens[other], f"/desk/seat/tables/{table_id}")
+    expect(page.get_by_test_id("waits-for")).to_have_text(f"The table waits for shuffle by {banker}. ")
+    expect(page.locator('[data-testid="seat"] form[data-command]')).to_have_count(0)
+    expect(page.locator('[data-testid="seat"] .none')).to_contain_text("None of the commands the table waits for")

@@ -158,9 +158,14 @@ export function croupierPanel(tableId, { onDone, games = {} }) {
   // by the same player, else goes to the first control of the first command the table now expects.
   function show(state) {
     const expects = state.expects || [];
-    clear(hint, `Commands act on the latest version, ${state.version}.`);
+    // Whose turn it is is public (waits_for); the forms are only this reader's own commands (expects).
+    const waiting = [...new Set((state.waits_for || []).map((w) => `${w.command} by ${w.player}`))];
+    const waits = waiting.length ? `The table waits for ${waiting.join("; ")}. ` : "";
+    clear(hint, h("span", { "data-testid": "waits-for" }, waits), `Commands act on the latest version, ${state.version}.`);
+    const none = waiting.length ? "None of the commands the table waits for is yours to send now."
+      : "The table expects no command now.";
     keepFocus(forms, () => clear(forms, expects.length ? expects.map((e, i) => form(e, state.version, i))
-      : h("p", { class: "none" }, "The table expects no command now.")), () => forms.querySelector("[data-focus]"));
+      : h("p", { class: "none" }, none)), () => forms.querySelector("[data-focus]"));
   }
 
   return { element, show };
