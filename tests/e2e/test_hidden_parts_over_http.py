@@ -17,7 +17,7 @@ from api.http import digest_tag
 from tests.e2e.conftest import server_env
 from tests.e2e.servers import running_server
 from tests.helpers import pick
-from tests.hidden_parts import Reader, check_chain, hidden_parts
+from tests.hidden_parts import CARDS, Reader, check_chain, hidden_parts
 
 pytestmark = pytest.mark.e2e
 TOKENS = "operator@cage:operator-token-0001,auditor@books:auditor-token-00001,surveillance@eye:surveil-token-0001"
@@ -104,8 +104,18 @@ def post(base: str, token: str, table_id: str, body: dict[str, Any]) -> requests
 
 def probe_refusals(base: str, table_id: str, full: dict[str, Any], owner_tokens: dict[str, str],
                    players: list[str]) -> int:
-    """Where a hidden hand forbids a choice (Chemin de fer, the forced draw or stand), each reader who may not see
-    it sends it and is told only what his own view shows. Returns the number of refusals probed."""
+    """Where a hidden hand forbids a choice (Chemin de fer, the forced draw or stand; the Card lottery, a card
+    the holder does not hold), each reader who may not see it sends it and is told only what his own view shows.
+    Returns the number of refusals probed."""
+    plays = [e for e in full["expects"] if e["command"] in ("lead", "beat", "play")]
+    if plays:  # the operator keys in a card the holder does not hold (surveillance knows which)
+        holder, command = plays[0]["player"], plays[0]["command"]
+        card = next(c for c in CARDS if c not in full["hands"][holder] and c not in full.get("table", []))
+        field = {"card": card} if command == "play" else {"cards": [card] * max(1, len(full.get("to_beat") or []))}
+        refused = post(base, OPERATOR, table_id, {"command": command, "player": holder, **field})
+        assert refused.status_code == 422, refused.text
+        assert refused.json()["message"] == f"The rules do not allow {command} by {holder} now.", refused.json()
+        return 1
     choices = [e for e in full["expects"] if e["command"] in ("draw", "stand")]
     if len(choices) != 1:
         return 0
@@ -158,8 +168,7 @@ def test_no_reader_finds_a_hidden_part_from_anything_he_is_given_and_every_diges
         for seat in seats.values():
             seat.read_events(table_id, recorded)
             seat.state(table_id)
-        if game == "chemin-de-fer":
-            probed += probe_refusals(base, table_id, full, owner_tokens, players)
+        probed += probe_refusals(base, table_id, full, owner_tokens, players)
         hurried = [e for e in full["expects"] if e["command"] in spec.get("hurry", ())]
         command, player, args = pick({**full, "expects": hurried} if hurried else full, rng)
         token = OPERATOR if player in spec.get("house", ()) else owner_tokens[player]
@@ -171,7 +180,7 @@ def test_no_reader_finds_a_hidden_part_from_anything_he_is_given_and_every_diges
                 seat.take(answer.json()["events"], recorded)
     else:
         raise AssertionError("the shoe was never played out")
-    assert game != "chemin-de-fer" or probed > 0
+    assert game == "punto-banco" or probed > 0  # punto banco's hidden cards (burns) decide no refusal
     for seat in seats.values():
         export = seat.get(f"/tables/{table_id}/events", Accept="application/x-ndjson")
         exported = [json.loads(line) for line in export.text.splitlines()]
