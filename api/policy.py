@@ -31,6 +31,7 @@ from werkzeug.exceptions import RequestEntityTooLarge
 
 from api.errors import error_body
 from domain.inputs import MAX_NAME_LENGTH
+from domain.words import Spelled
 
 MAX_TEXT_LENGTH = 64  # command names, cards, decks, rule options, cursors: the longest is far shorter
 MAX_DEPTH = 32  # the API's bodies nest at most 3 levels
@@ -188,7 +189,8 @@ def loads(data: bytes | str) -> Any:
     if depth > MAX_DEPTH:
         raise BodyRefused(f"The body nests arrays and objects more than {MAX_DEPTH} levels deep; at most {MAX_DEPTH} are allowed.")
     try:
-        return json.loads(data, parse_constant=_refuse_constant, parse_int=_whole, object_pairs_hook=_object)
+        return json.loads(data, parse_constant=_refuse_constant, parse_int=_whole, parse_float=Spelled,
+                          object_pairs_hook=_object)
     except json.JSONDecodeError as exc:
         raise BodyRefused(
             f"The body is not valid JSON ({exc.msg}, line {exc.lineno} column {exc.colno}); "

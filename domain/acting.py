@@ -10,6 +10,7 @@ house, at any table.
 from __future__ import annotations
 
 from domain.errors import BadArgument, NotYourSeat
+from domain.words import as_sent
 
 CROUPIER = "croupier"
 SELF = "self"
@@ -21,7 +22,7 @@ def players_act_option(value: object) -> str:
     if value is None:
         return CROUPIER
     if value not in PLAYERS_ACT:
-        raise BadArgument("players_act", f"'players_act' is one of {', '.join(map(repr, PLAYERS_ACT))}; got {value!r}.")
+        raise BadArgument("players_act", f"'players_act' is one of {', '.join(map(repr, PLAYERS_ACT))}; got {as_sent(value)}.")
     return value  # type: ignore[return-value]
 
 

@@ -60,6 +60,7 @@ from domain.cards import RANKS, SUITS, is_card
 from domain.errors import InvalidRules
 from domain.rounds import RoundMarks
 from domain.sight import SHARED, Concealment
+from domain.words import as_sent
 
 if TYPE_CHECKING:
     from domain.table import Table
@@ -183,7 +184,7 @@ class OptionSpec:
         """Why ``value`` is refused for this option, or None."""
         if self.kind == "int":
             if not is_whole(value) or not self.low <= value <= self.high:  # type: ignore[operator]
-                return f"Option '{self.name}' must be a whole number from {self.low} to {self.high}; got {value!r}."
+                return f"Option '{self.name}' must be a whole number from {self.low} to {self.high}; got {as_sent(value)}."
         elif self.kind == "bool":
             if not isinstance(value, bool):
                 return f"Option '{self.name}' must be true or false."

@@ -17,7 +17,7 @@ from icu import SpoofChecker
 
 from domain.errors import BadArgument, InvalidPlayers, UnknownCommand
 from domain.game import CommandSpec
-from domain.words import counted
+from domain.words import as_sent, counted
 
 MAX_NAME_LENGTH = 40
 # Its skeletons depend only on Unicode's data, never on a check's settings; getSkeleton is safe from any thread.
@@ -124,6 +124,6 @@ def parse_args(game: str, commands: Mapping[str, CommandSpec], command: str, arg
             raise BadArgument(name, f"'{command}' needs the field '{name}' ({field.describe()}).")
         value = args[name]
         if not field.fits(value):
-            raise BadArgument(name, f"'{name}' must be {field.describe()}; got {value!r}.")
+            raise BadArgument(name, f"'{name}' must be {field.describe()}; got {as_sent(value)}.")
         out[name] = value
     return out

@@ -18,6 +18,7 @@ from domain import baccarat
 from domain.cards import point_value
 from domain.errors import BadArgument, InvalidRules
 from domain.game import OptionSpec
+from domain.words import as_sent
 
 GAME = "punto-banco"
 MIN_PLAYERS, MAX_PLAYERS = 1, 14
@@ -128,14 +129,14 @@ def _require_int(rules: dict[str, Any], name: str, low: int, high: int, low_name
     value = rules[name]
     if not _is_int(value) or not low <= value <= high:
         lowest = f"{low} (the {low_name})" if low_name else f"{low}"
-        raise InvalidRules(name, f"Option '{name}' must be a whole number from {lowest} to {high}; got {value!r}.")
+        raise InvalidRules(name, f"Option '{name}' must be a whole number from {lowest} to {high}; got {as_sent(value)}.")
 
 
 def _require_one_of(rules: dict[str, Any], name: str, allowed: tuple[int, ...]) -> None:
     value = rules[name]
     if not _is_int(value) or value not in allowed:
         choices = " or ".join(str(a) for a in allowed)
-        raise InvalidRules(name, f"Option '{name}' must be {choices}; got {value!r}.")
+        raise InvalidRules(name, f"Option '{name}' must be {choices}; got {as_sent(value)}.")
 
 
 # --- who may do what -------------------------------------------------------------------------------
@@ -337,9 +338,9 @@ def check_stake(rules: Mapping[str, Any], own_stakes: Mapping[str, int], spot: A
     so that the commission is exact. Nobody backs both the player and the banker in one coup."
     """
     if spot not in SPOTS:
-        raise BadArgument("spot", f"Stake on 'player', 'banker' or 'tie'; got {spot!r}.")
+        raise BadArgument("spot", f"Stake on 'player', 'banker' or 'tie'; got {as_sent(spot)}.")
     if not _is_int(amount) or amount <= 0:
-        raise BadArgument("amount", f"A stake is a whole number of units above 0; got {amount!r}.")
+        raise BadArgument("amount", f"A stake is a whole number of units above 0; got {as_sent(amount)}.")
     opposite = OPPOSITE.get(spot)
     if opposite and own_stakes.get(opposite, 0) > 0:
         raise StakeRefused(

@@ -441,3 +441,13 @@ def test_responses_are_written_as_flasks_own_json_would_write_them_including_wha
             assert written.mimetype == "application/json" and written.data.endswith(b"\n")
             assert json.loads(written.data) == json.loads(flask_json.dumps(value))
             assert list(json.loads(written.data)) == [str(k) for k in value]  # the order given, not sorted
+
+
+@pytest.mark.parametrize("sent", ["true", "1e2", "2.50", "-0.0"])
+def test_a_refusal_quotes_a_value_as_the_client_wrote_it_in_json_not_in_pythons_spelling(client, table, sent):
+    body = '{"game": "chemin-de-fer", "players": ["anna", "boris"], "rules": {"decks": ' + sent + "}}"
+    r = assert_error(post_raw(client, OPEN, body), 422, "decks")
+    assert r["message"].endswith(f"got {sent}."), r["message"]
+    command = '{"command": "cut", "player": "anna", "position": ' + sent + "}"
+    r = assert_error(post_raw(client, f"/tables/{table['table_id']}/commands", command), 422, "position")
+    assert r["message"].endswith(f"got {sent}."), r["message"]
