@@ -172,7 +172,21 @@ class HttpPlugin(BasePlugin):
             _complete(path or "", operation)
 
 
+def _plain_summary(operation: dict[str, Any]) -> None:
+    """An operation's summary as Swagger UI shows it, as plain text (it renders only the description as Markdown):
+    its first sentence, backticks taken out; the whole text stays at the head of the description."""
+    summary = " ".join(str(operation.get("summary", "")).split())
+    first = summary.split(". ", 1)[0].rstrip(".") + "."
+    if first == "." or (first == summary and "`" not in summary):
+        if summary:
+            operation["summary"] = summary  # one line, as a docstring's wrapped first paragraph is not
+        return
+    operation["summary"] = first.replace("`", "")
+    operation["description"] = "\n\n".join(t for t in (summary, operation.get("description")) if t)
+
+
 def _complete(path: str, operation: dict[str, Any]) -> None:
+    _plain_summary(operation)
     responses: dict[Any, Any] = operation.setdefault("responses", {})
     for code, response in list(responses.items()):
         # flask-smorest's own 422 of a view with arguments: the view's answers() says whether it is one.
@@ -221,6 +235,13 @@ class Api(flask_smorest.Api):
 
     def _openapi_json(self) -> Any:
         return self._document.answer()
+
+    def _openapi_swagger_ui(self) -> Any:
+        """flask-smorest's Swagger UI page, with the icon the Swagger UI files carry (a tab without one shows a
+        blank page icon, and the browser asks for a /favicon.ico the service does not serve)."""
+        page = super()._openapi_swagger_ui()
+        icon = f'<link rel="icon" type="image/png" href="{self._swagger_ui_url}favicon-32x32.png"/>'
+        return page.replace("<head>", f"<head>\n    {icon}", 1)
 
 
 # Swagger UI fetches the document from the page's own server and no validator elsewhere (no other host at all).

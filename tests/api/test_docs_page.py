@@ -46,7 +46,7 @@ def test_every_script_and_style_of_the_page_is_served_by_the_app_without_a_token
         assert url.netloc == "localhost", source
         with secured.get(url.path) as response:  # a file's response holds the file open until closed
             assert response.status_code == 200, source
-            assert response.mimetype in ("text/css", "text/javascript", "application/javascript"), source
+            assert response.mimetype in ("text/css", "text/javascript", "application/javascript", "image/png"), source
     assert '"/openapi.json"' in html and secured.get("/openapi.json").status_code == 200
 
 
@@ -67,3 +67,14 @@ def test_the_files_are_the_ones_installed_with_the_package(secured):
 def test_nothing_outside_the_files_of_the_page_is_served(secured, path):
     with secured.get(path) as response:
         assert response.status_code == 404
+
+
+def test_every_summary_is_one_line_of_plain_text_and_the_docs_page_has_an_icon(client):
+    document = client.get("/openapi.json").json
+    summaries = [op["summary"] for ops in document["paths"].values() for op in ops.values()
+                 if isinstance(op, dict) and "summary" in op]
+    assert summaries and [s for s in summaries if "`" in s or "\n" in s] == []
+    page = client.get("/docs").data.decode()
+    icon = page.split('rel="icon"', 1)[1].split('href="', 1)[1].split('"', 1)[0]
+    with client.get(f"/{icon}") as served:  # a file's response holds the file open until closed
+        assert served.status_code == 200 and served.mimetype == "image/png"
