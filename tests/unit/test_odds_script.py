@@ -128,6 +128,10 @@ def test_bad_decks_is_refused_with_the_range(args: list[str]) -> None:
 
 def test_bad_commission_and_draw_rule_are_refused() -> None:
     assert run("--decks", "2", "--commission", "-1").returncode != 0
+    # a table's commission_percent is 0 to 50: the odds of a table that cannot be opened are not given
+    above = run("--decks", "2", "--commission", "51")
+    assert above.returncode == 2 and "from 0 to 50" in above.stderr
+    assert run("--decks", "2", "--commission", "50").returncode == 0
     assert run("--decks", "2", "--draw-rule", "loose").returncode != 0
     assert run().returncode != 0
 
