@@ -1,7 +1,8 @@
 """A hostile reader's attempts on what he is given: every value of every hidden part tried against each digest, each
 commitment, each ETag made of a body; and every digest of a rule-3 table checked from the reader's own view.
 
-Written from docs/design.md alone (standard library only), independently of domain/chain.py, as any reader would.
+Written from docs/design.md alone (standard library only, with tests/concealing.py's JSON Pointers and commitments),
+independently of domain/chain.py, as any reader would.
 """
 
 from __future__ import annotations
@@ -12,39 +13,13 @@ import json
 import re
 from typing import Any
 
+from tests.concealing import canonical, get, put
+from tests.concealing import commitment as commit
+
 HIDDEN = "??"
 CARDS = [r + s for s in "shdc" for r in "23456789TJQKA"]
 TOTALS = list(range(10))
 COMMITMENT = re.compile(r"^commit:[0-9a-f]{64}$")
-
-
-def canonical(value: Any) -> str:
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-
-
-def sha(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-
-def commit(salt: str, value: Any) -> str:
-    return "commit:" + sha(canonical({"salt": salt, "value": value}))
-
-
-def _tokens(pointer: str) -> list[str]:
-    return [t.replace("~1", "/").replace("~0", "~") for t in pointer[1:].split("/")]
-
-
-def get(data: Any, pointer: str) -> Any:
-    for token in _tokens(pointer):
-        data = data[int(token)] if isinstance(data, list) else data[token]
-    return data
-
-
-def put(data: Any, pointer: str, value: Any) -> None:
-    *inner, last = _tokens(pointer)
-    for token in inner:
-        data = data[int(token)] if isinstance(data, list) else data[token]
-    data[int(last) if isinstance(data, list) else last] = value
 
 
 def event_digest(prev: str, e: dict[str, Any], parts: dict[str, Any] | None = None) -> str:
@@ -60,7 +35,7 @@ def event_digest(prev: str, e: dict[str, Any], parts: dict[str, Any] | None = No
             put(data, pointer, commitment)
     envelope = {"prev": prev, "version": e["version"], "type": e["type"], "timestamp": e["timestamp"],
                 "actor": e["actor"], "data": data}
-    return sha(canonical(envelope))
+    return hashlib.sha256(canonical(envelope)).hexdigest()
 
 
 def hidden_parts(e: dict[str, Any]) -> list[str]:
