@@ -22,6 +22,17 @@ FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 
 
 LOGS = ["chemin-de-fer-stored-v1", "card-lottery-stored-v1"]
+# What a state shows beyond the replayed table, added to the view after the fixtures were recorded: the same for
+# any table at the same point, so the fixtures' states are compared without it (and its value checked apart).
+LATER_VIEW_FIELDS = ("waits_for",)
+
+
+def as_recorded(state: dict) -> dict:
+    """A state as the fixtures recorded states: without the view's later fields, each checked to follow from the
+    state itself (every command and player of ``expects`` once, in order)."""
+    assert state["waits_for"] == [{"command": c, "player": p} for c, p in
+                                  dict.fromkeys((e["command"], e["player"]) for e in state["expects"])]
+    return {k: v for k, v in state.items() if k not in LATER_VIEW_FIELDS}
 
 
 def insert_old_log(service, name):
@@ -62,7 +73,7 @@ def old_store(make_service, persistence_env):
 def test_an_old_stored_log_replays_to_the_state_it_had(old_store, name):
     service, table_id = old_store(name)
     expected = json.loads((FIXTURES / f"{name}.state.json").read_text())
-    assert service.current_state(table_id) == expected
+    assert as_recorded(service.current_state(table_id)) == expected
 
 
 @pytest.mark.parametrize("name", LOGS)
