@@ -23,7 +23,7 @@ from typing import Any
 
 import pytest
 
-from domain.chain import canonical_json
+from domain.chain import canonical_json, commit, committed
 from domain.shuffle import shoe_order
 from tests.api.test_what_catches_what import TAMPERINGS, Facts, SQLiteStores, facts_of
 from tests.served import Played, audit, copy_store, events_of, play, problem_lines, serving, sqlite_env
@@ -156,17 +156,33 @@ def test_honest_tables_of_every_game_verify_in_the_browser_and_the_audit_agrees(
             assert audit_verdict(capsys, base, table_id) == (0, []), game
 
 
+def chained_data(e: dict[str, Any]) -> dict[str, Any]:
+    """The data an event's digest covers, as the service's own chain makes it: without the seed, each part of
+    ``salts`` as its commitment (what the reader is given here: a service without tokens shows every part)."""
+    data = {k: v for k, v in e["data"].items() if k != "seed"}
+    parts = {where: commit(salt, _at(data, where)) for where, salt in (e.get("salts") or {}).items()}
+    return committed(data, {**parts, **(e.get("concealed") or {})})
+
+
+def _at(data: Any, where: str) -> Any:
+    for token in where[1:].split("/"):
+        data = data[int(token)] if isinstance(data, list) else data[token]
+    return data
+
+
 def test_the_browsers_canonical_json_is_pythons_on_every_event_of_the_played_tables(
     three_games: tuple[Path, dict[str, str]], page: Any,
 ) -> None:
     """What each digest hashes, made by the browser from the log it read and by Python from the same log: the
-    same text, event by event (so the chain verifying in both is no coincidence of two wrongs)."""
+    same text, event by event (so the chain verifying in both is no coincidence of two wrongs); under chain rule 3
+    each concealed part as its commitment (docs/design.md "Concealed parts (chain rule 3)")."""
     db, tables = three_games
     script = """async (tableId) => {
         const { events } = await m.readTable("", tableId);
+        const chained = await Promise.all(events.map((e) => m.chainedData(e)));
         return events.map((e, i) => m.canonicalJson({
             prev: i ? events[i - 1].digest : "", version: e.version, type: e.type, timestamp: e.timestamp,
-            actor: e.actor, data: Object.fromEntries(Object.entries(e.data).filter(([k]) => k !== "seed")),
+            actor: e.actor, data: chained[i].data,
         }));
     }"""
     with desk(db) as base:
@@ -174,8 +190,9 @@ def test_the_browsers_canonical_json_is_pythons_on_every_event_of_the_played_tab
             events = events_of(base, table_id)
             python = [canonical_json({"prev": events[i - 1]["digest"] if i else "", "version": e["version"],
                                       "type": e["type"], "timestamp": e["timestamp"], "actor": e["actor"],
-                                      "data": {k: v for k, v in e["data"].items() if k != "seed"}})
+                                      "data": chained_data(e)})
                       for i, e in enumerate(events)]
+            assert any(e.get("salts") for e in events), game  # rule 3 tables: the commitments are exercised
             assert in_page(page, base, script, table_id) == python, game
             assert all(hashlib.sha256(text.encode()).hexdigest() == e["digest"] for text, e in zip(python, events))
 
@@ -284,9 +301,11 @@ CASES = {  # case: (the check that names it, words of its message, the alteratio
     "algorithm renamed": ("cards", "the only one is hmac-sha256-fisher-yates-v1", """
         const e = at("ShoeShuffled", 1); version = e.version; e.data.algorithm = "mine-v2"; rechained = true;"""),
     "cut after the deal": ("cards", "is cut after dealing began", """
-        const cut = at("ShoeCut");  // exchanged with its shoe's first card, which is then dealt uncut
+        // exchanged with its shoe's first card (its salts with it: rule 3), which is then dealt uncut
+        const cut = at("ShoeCut");
         const dealt = events.find((e) => e.type === "CardDealt" && e.data.shoe === cut.data.shoe);
-        for (const name of ["type", "actor", "data"]) [cut[name], dealt[name]] = [dealt[name], cut[name]];
+        for (const name of ["type", "actor", "data", "salts"]) [cut[name], dealt[name]] = [dealt[name], cut[name]];
+        for (const e of [cut, dealt]) if (e.salts === undefined) delete e.salts;
         version = dealt.version; first = cut.version; rechained = true;"""),
     "time going back": ("chain", "is not after", """
         const e = events[100]; version = e.version; e.timestamp = events[99].timestamp; rechained = true;"""),
@@ -311,7 +330,8 @@ ALTERED = """async (tableId) => {
     let receipts, keys = table.keys, head = table.head, version, first, rechained = false;
     ALTERATION
     for (let i = 0; rechained && i < events.length; i += 1) {
-        events[i].digest = await m.eventDigest(i ? events[i - 1].digest : "", events[i]);
+        const { data } = await m.chainedData(events[i]);  // rule 3: concealed parts as their commitments
+        events[i].digest = await m.eventDigest(i ? events[i - 1].digest : "", events[i], data);
     }
     const result = await m.verifyTable({events, keys, head, receipts});
     return {version, first: first === undefined ? version : first, rechained, head: table.head.version, result};
@@ -328,7 +348,7 @@ def test_each_check_names_what_it_finds_at_its_version(case: str, three_games: t
     result = found["result"]
     assert result["ok"] is False and result["failedVersion"] == found["first"], result
     assert any(f["version"] == found["version"] and words in f["message"] for f in result["findings"]), result
-    assert {f["check"] for f in result["findings"]} == {check} | ({"receipt"} if found["rechained"] else set())
+    assert {f["check"] for f in result["findings"]} == {check} | ({"receipt"} if found["rechained"] else set()), result["findings"]
     # a log chained again no longer ends with the digest the house signed: the head names its version
     signed = [f["version"] for f in result["findings"] if f["check"] == "receipt"]
     assert check == "receipt" or signed == ([found["head"]] if found["rechained"] else [])
