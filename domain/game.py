@@ -43,6 +43,8 @@ How a game plugs in (``domain/<game>/``):
   and, under chain rule 3, the chain commits to each such part with a salt instead of hashing it in clear.
 - ``rounds.py``: ``MARKS``, a ``domain.rounds.RoundMarks`` saying where a round starts and ends, and in
   ``doc`` what a round of the game is (for the OpenAPI document).
+- ``roads.py`` (baccarat games only): a ``Roads``, saying which event decides a coup and what it decided, from
+  which the roads are drawn (domain/roads.py, GET /tables/{id}/roads); a game without one keeps no roads.
 - ``__init__.py``: ``GAME = Game(...)``, binding all of it together.
 
 Then ``domain/games.py`` gets one line, and tests and docs/rules/<game>.md the rest.
@@ -58,6 +60,7 @@ from typing import TYPE_CHECKING, Any
 
 from domain.cards import RANKS, SUITS, is_card
 from domain.errors import InvalidRules
+from domain.roads import Coup
 from domain.rounds import RoundMarks
 from domain.sight import SHARED, Concealment
 from domain.words import as_sent
@@ -250,6 +253,21 @@ class Rating:
 
 
 @dataclass(frozen=True)
+class Roads:
+    """How a baccarat game's coups are read for its roads (domain/roads.py), from its events as the events API
+    shows them, in version order.
+
+    - ``decided(event)``: the coup the event decides (its outcome, natural and pairs), or None for any other
+      event; the event must show nothing hidden (a coup is read once its cards are shown).
+    - ``deck``: the label of the deck its coups are dealt from (``ShoeShuffled.deck``): each shuffle of it
+      starts a new shoe, and new roads.
+    """
+
+    decided: Callable[[dict[str, Any]], Coup | None]
+    deck: str = "shoe"
+
+
+@dataclass(frozen=True)
 class Game:
     """Everything the rest of the service knows of a game.
 
@@ -265,6 +283,7 @@ class Game:
     - ``opening_events``: event types recorded by the opening rather than by a command.
     - ``rounds``: where a round starts and ends; ``view``: the game's part of the state.
     - ``rating``: how its stakes are rated and its free decisions weighed.
+    - ``roads``: how its coups are read for baccarat's roads, or None: it keeps none.
     - ``concealment``: what its own events hide and show (domain/sight.py); ``secrets``: that and what the
       shared events hide, all a table of the game hides.
     """
@@ -283,6 +302,7 @@ class Game:
     reserved: tuple[str, ...] = ()
     opening_events: tuple[str, ...] = ("TableOpened",)
     concealment: Concealment = field(default_factory=Concealment)
+    roads: Roads | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "secrets", SHARED + self.concealment)

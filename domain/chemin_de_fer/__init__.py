@@ -1,6 +1,6 @@
 """Chemin de fer ("Zheleznaya doroga"), docs/rules/chemin-de-fer.md."""
 
-from domain.chemin_de_fer import concealed, rating, rounds, rules
+from domain.chemin_de_fer import concealed, rating, roads, rounds, rules
 from domain.chemin_de_fer.table import ChemindeferTable
 from domain.chemin_de_fer.view import view
 from domain.game import Game
@@ -14,6 +14,7 @@ GAME = Game(
     rounds=rounds.MARKS,
     view=view,
     rating=rating.RATING,
+    roads=roads.ROADS,
     options=rules.OPTIONS,
     accounts=("house",),
     actors=(DEALER_RULE,),
