@@ -1,4 +1,5 @@
-"""Audit and replay: the round index, a round's audit, a whole table verified, its free decisions weighed."""
+"""Audit and replay: the round index, a round's audit, a whole table verified, its free decisions weighed, its
+roads."""
 
 from __future__ import annotations
 
@@ -13,6 +14,8 @@ from api.openapi import answers
 from api.schemas import (
     DecisionsPageSchema,
     DecisionsQueryArgs,
+    RoadsQueryArgs,
+    RoadsSchema,
     RoundAuditSchema,
     RoundsPageSchema,
     RoundsQueryArgs,
@@ -88,3 +91,21 @@ class Decisions(MethodView):
         """
         return http.cursor_page(service().decisions(table_id, http.after(args.get("cursor")), args["limit"],
                                                     auth.viewer()))
+
+
+@blp.route("/tables/<table_id>/roads")
+class Roads(MethodView):
+    @blp.arguments(RoadsQueryArgs(), location="query")
+    @blp.response(200, RoadsSchema)
+    @answers(404, 409, 422, 503)
+    def get(self, args: dict[str, Any], table_id: str) -> Any:
+        """A baccarat table's roads for one shoe: the bead plate, the big road and the three derived roads
+        (big eye boy, small road, cockroach pig), as they stood now, at a moment (`?at=`) or a version
+        (`?version=`).
+
+        Drawn from the decided coups of the shoe (`?shoe=`, by default the last shuffled by then), read
+        from the log; every reader sees the same roads. The rules of each road are docs/rules/roads.md. A
+        table of a game without roads (the Card lottery), a shoe it does not have by then, or a moment before
+        the table: 404.
+        """
+        return service().roads(table_id, at=args.get("at"), version=args.get("version"), shoe=args.get("shoe"))

@@ -37,8 +37,8 @@ PLAYER_PATHS = ("/me", "/keys")
 PLAYER_HISTORY = re.compile(r"/players/[^/]+/rounds")
 # A table's reads a player's token may make (each shows him his own cards only), and the one write: his
 # commands, which the table's acting rule checks (domain/acting.py). The table's free decisions are not among
-# them: they weigh a hand's total before the hands are shown.
-PLAYER_TABLE_PATHS = re.compile(r"/tables/(?P<table>[^/]+)(?:/state|/events|/head|/verify|/rounds(?:/\d+)?)?")
+# them: they weigh a hand's total before the hands are shown. The roads are: they read only decided coups.
+PLAYER_TABLE_PATHS = re.compile(r"/tables/(?P<table>[^/]+)(?:/state|/events|/head|/verify|/roads|/rounds(?:/\d+)?)?")
 PLAYER_COMMANDS = re.compile(r"/tables/(?P<table>[^/]+)/commands")
 # What each role sees of the cards; a service without tokens (on loopback only) shows everything.
 VIEWERS = {"operator": Viewer(OPERATOR), "auditor": Viewer(AUDITOR), "surveillance": Viewer(SURVEILLANCE),

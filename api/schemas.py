@@ -454,6 +454,57 @@ class VerifySchema(Schema):
     problems = fields.List(fields.Nested(ProblemSchema))
 
 
+class RoadsQueryArgs(Schema):
+    at = Moment(format="iso", default_timezone=None, metadata={
+        "description": "A moment (RFC 3339 with offset): the roads as they stood then. Default: now."})
+    version = Whole(strict=False, minimum=1, maximum=None, metadata={
+        "description": "A version: the roads as they stood when it was the head (not with `at`)."})
+    shoe = Whole(strict=False, minimum=1, maximum=None, metadata={
+        "description": "The shoe, by its number in the log (`ShoeShuffled.shoe`). Default: the last one shuffled "
+                       "by then."})
+
+
+class _RoadCellSchema(Schema):
+    column = fields.Integer(metadata={"description": "From 1, left to right."})
+    row = fields.Integer(metadata={"description": "From 1 (top) to `rows`."})
+    coup = fields.Integer(metadata={"description": "The coup it stands for, from 1 in the shoe (ties counted)."})
+
+
+class BeadCellSchema(_RoadCellSchema):
+    outcome = fields.String(validate=validate.OneOf(["banker", "player", "tie"]))
+    natural = fields.Boolean(allow_none=True, metadata={"description": "A natural decided the coup."})
+    banker_pair = fields.Boolean(allow_none=True, metadata={"description": "The banker's first two cards paired."})
+    player_pair = fields.Boolean(allow_none=True, metadata={"description": "The player's first two cards paired."})
+
+
+class BigRoadCellSchema(BeadCellSchema):
+    ties = fields.Integer(metadata={"description": "Ties marked on this win: those right after it (before the "
+                                                   "shoe's first win: on that first win)."})
+
+
+class DerivedCellSchema(_RoadCellSchema):
+    colour = fields.String(validate=validate.OneOf(["red", "blue"]), metadata={
+        "description": "red: the big road repeats itself here; blue: it does not (docs/rules/roads.md)."})
+
+
+class RoadsSchema(Schema):
+    table_id = fields.String()
+    game = fields.String()
+    as_of = fields.Dict(metadata={"description": "The version and timestamp the roads were read up to."})
+    shoe = fields.Integer(allow_none=True, metadata={"description": "The shoe shown; null before the first."})
+    shoes = fields.List(fields.Integer(), metadata={"description": "Every shoe of coups shuffled by then."})
+    coups = fields.Integer(metadata={"description": "Coups decided in the shoe by then, ties included."})
+    totals = fields.Dict(keys=fields.String(), values=fields.Integer(), metadata={
+        "description": "Coups by outcome (banker, player, tie), and those with a natural, a banker pair, a player "
+                       "pair."})
+    rows = fields.Integer(metadata={"description": "Every road's height: 6."})
+    bead_plate = fields.List(fields.Nested(BeadCellSchema))
+    big_road = fields.List(fields.Nested(BigRoadCellSchema))
+    big_eye_boy = fields.List(fields.Nested(DerivedCellSchema))
+    small_road = fields.List(fields.Nested(DerivedCellSchema))
+    cockroach_pig = fields.List(fields.Nested(DerivedCellSchema))
+
+
 class DecisionsQueryArgs(Schema):
     cursor = Text(metadata={"description": "The next_cursor of the previous page."})
     limit = Whole(strict=False, minimum=1, maximum=1000, load_default=100)

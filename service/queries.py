@@ -16,7 +16,7 @@ from domain.errors import BadArgument
 from domain.inputs import validate_name
 from domain.sight import EVERYTHING, Sight, Viewer
 from domain.table import TableEvent
-from service import audit, decisions, present, replay, streams
+from service import audit, decisions, present, replay, roads, streams
 from service.errors import DamagedLog, NotFoundInHistory, TableNotFound
 from service.limits import MAX_NUMBER, page_size, position
 
@@ -50,13 +50,20 @@ class Queries:
         return self.state_at(table_id, version, viewer, now)
 
     def state_at_moment(self, table_id: str, moment: datetime, viewer: Viewer = EVERYTHING) -> dict[str, Any]:
-        """The state after the last event with timestamp <= ``moment``. Timestamps of a table strictly
-        increase with its versions, so a binary search reads about log2(n) single events, never the log."""
+        """The state after the last event with timestamp <= ``moment`` (``version_at_moment``)."""
         if moment.tzinfo is None:
             raise BadArgument("at", "A moment must carry its UTC offset.")
         head = self.table(table_id)
+        return self.state_at(table_id, self.version_at_moment(table_id, moment, head), viewer, head)
+
+    def version_at_moment(self, table_id: str, moment: datetime, head: Any = None) -> int:
+        """The version of the last event with timestamp <= ``moment``. Timestamps of a table strictly increase
+        with its versions, so a binary search reads about log2(n) single events, never the log."""
+        if moment.tzinfo is None:
+            raise BadArgument("at", "A moment must carry its UTC offset.")
+        head = head if head is not None else self.table(table_id)
         if head.modified_on <= moment:
-            return self.state_at(table_id, head.version, viewer, head)
+            return head.version
         low, high = 0, head.version  # invariant: event `low` is at or before the moment, `high` after
         while high - low > 1:
             mid = (low + high) // 2
@@ -69,7 +76,7 @@ class Queries:
                 f"Table '{table_id}' did not exist at {format_timestamp(moment)}; "
                 f"it was opened at {format_timestamp(self.event_at(table_id, 1).timestamp)}."
             )
-        return self.state_at(table_id, low, viewer, head)
+        return low
 
     def seen_now(self, table_id: str, viewer: Viewer) -> Sight | None:
         """``viewer`` reading the table's events at its head (present.sight_now)."""
@@ -209,6 +216,24 @@ class Queries:
     def verify(self, table_id: str, viewer: Viewer = EVERYTHING) -> dict[str, Any]:
         """The whole table verified; its details as ``viewer`` sees them."""
         return audit.verify(self, table_id, viewer)
+
+    def roads(self, table_id: str, at: datetime | None = None, version: int | None = None,
+              shoe: int | None = None) -> dict[str, Any]:
+        """A baccarat table's roads for a shoe (by default its last) at a moment or a version (by default now),
+        from its log (service/roads.py); the same for every reader: only decided coups, their cards shown."""
+        if at is not None and version is not None:
+            raise BadArgument("version", "Give at most one of 'version' (a version number) or 'at' (a moment).")
+        if at is not None and at.tzinfo is None:
+            raise BadArgument("at", "A moment must carry its UTC offset.")
+        head = self.table(table_id)
+        if version is not None and not 1 <= version <= head.version:
+            versions = "only version 1" if head.version == 1 else f"versions 1 to {head.version}"
+            raise NotFoundInHistory(f"Table '{table_id}' has {versions}; there is no version {version}.")
+        upto = version or (self.version_at_moment(table_id, at, head) if at is not None else head.version)
+        shown = roads.table_roads(self, table_id, upto, shoe)
+        stamp = head.modified_on if upto == head.version else self.event_at(table_id, upto).timestamp
+        return {"table_id": table_id, "game": head.GAME.name,
+                "as_of": {"version": upto, "timestamp": format_timestamp(stamp)}, **shown}
 
     def decisions(self, table_id: str, after: int = 0, limit: int = 100, viewer: Viewer = EVERYTHING) -> dict[str, Any]:
         """A page of the table's free decisions weighed, and every player's summary (service/decisions.py), up
