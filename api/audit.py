@@ -1,5 +1,4 @@
-"""Audit and replay: the round index, a round's audit, a whole table verified, its free decisions weighed, its
-roads."""
+"""Audit and replay: the round index, a round's audit, a table verified, its decisions weighed, its roads."""
 
 from __future__ import annotations
 

@@ -1,5 +1,8 @@
-"""How punto banco's coups are read for baccarat's roads (docs/rules/roads.md): each ``CoupDecided``, whose
-hands are dealt face up, says the outcome, whether a natural decided it and both hands' first two cards."""
+"""How punto banco's coups are read for baccarat's roads (docs/rules/roads.md).
+
+Each ``CoupDecided``, whose hands are dealt face up, says the outcome, whether a natural decided it and both
+hands' first two cards.
+"""
 
 from __future__ import annotations
 

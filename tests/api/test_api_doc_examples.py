@@ -172,6 +172,16 @@ def punto_banco_quickstart(client: Any, headers: dict[str, str]) -> Table:
     return table
 
 
+def punto_banco_seven_coups(client: Any, headers: dict[str, str]) -> Table:
+    """Seven coups of a shoe, anna on the banker each time: for the roads."""
+    table = punto_banco_cut(client, headers)
+    for _ in range(7):
+        table.play("place_stake", "anna", spot="banker", amount=100)
+        table.play("close_stakes", "marta")
+        table.play("deal", "marta")
+    return table
+
+
 @dataclass(frozen=True)
 class Given:
     table: Callable[..., Table] | None = None
@@ -196,6 +206,7 @@ GIVEN = {
     "a punto-banco table cut at 200": Given(punto_banco_cut),
     "a punto-banco table where anna staked 100 on the banker": Given(punto_banco_staked),
     "the punto-banco table of the quickstart, after its coup": Given(punto_banco_quickstart),
+    "a punto-banco table after seven coups": Given(punto_banco_seven_coups),
 }
 
 

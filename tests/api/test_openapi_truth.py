@@ -336,6 +336,7 @@ PLAIN: dict[tuple[str, str], Callable[[Worlds], tuple[str, dict[str, Any]]]] = {
     ("GET", "/tables/{table_id}/rounds/{number}"): lambda w: (f"/tables/{t(w)}/rounds/1", {}),
     ("GET", "/tables/{table_id}/verify"): lambda w: (f"/tables/{t(w)}/verify", {}),
     ("GET", "/tables/{table_id}/decisions"): lambda w: (f"/tables/{t(w)}/decisions", {}),
+    ("GET", "/tables/{table_id}/roads"): lambda w: (f"/tables/{t(w)}/roads", {}),
     ("GET", "/events"): lambda w: ("/events", live()),
     ("GET", "/healthz"): lambda w: ("/healthz", {}),
     ("GET", "/readyz"): lambda w: ("/readyz", {}),
@@ -387,7 +388,7 @@ HEADS = "/events"
 MINT, MINT_ANNA = "/players/{player}/tokens", "/players/anna/tokens"
 CREATED = (("POST", "/tables"), ("POST", MINT))
 EVENTS, ROUNDS_, ROUND = "/tables/{table_id}/events", "/tables/{table_id}/rounds", "/tables/{table_id}/rounds/{number}"
-DECISIONS = "/tables/{table_id}/decisions"
+DECISIONS, ROADS = "/tables/{table_id}/decisions", "/tables/{table_id}/roads"
 PLAYER_ROUNDS = "/players/{player}/rounds"
 
 
@@ -485,6 +486,9 @@ CASES = [
     Case("GET", DECISIONS, 404, "no such table", main("GET", lambda w: f"/tables/{UNKNOWN}/decisions")),
     Case("GET", DECISIONS, 409, "an unreadable stored event", damaged("GET", lambda w: "/tables/{d}/decisions")),
     Case("GET", DECISIONS, 422, "a cursor no page gave", main("GET", lambda w: f"/tables/{t(w)}/decisions?cursor=x")),
+    Case("GET", ROADS, 404, "a shoe the table does not have", main("GET", lambda w: f"/tables/{t(w)}/roads?shoe=99")),
+    Case("GET", ROADS, 409, "an unreadable stored event", damaged("GET", lambda w: "/tables/{d}/roads")),
+    Case("GET", ROADS, 422, "a shoe of 0", main("GET", lambda w: f"/tables/{t(w)}/roads?shoe=0")),
     Case("GET", "/tables/{table_id}/verify", 404, "no such table", main("GET", lambda w: f"/tables/{UNKNOWN}/verify")),
     Case("GET", "/me", 200, "an auditor", main("GET", lambda w: "/me", token=AUDITOR)),
     Case("GET", "/me", 200, "a player", lambda w: w.main.call("GET", "/me", token=w.main.call(

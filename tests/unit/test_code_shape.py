@@ -214,9 +214,10 @@ def _game_words() -> set[str]:
 
 
 # The generic mechanisms: what a game hides (the sight), how its stakes are rated and read (the decisions, a
-# player's history). Each game's part lives in its own folder and reaches them through domain/game.py.
+# player's history), how a baccarat game's coups make its roads. Each game's part lives in its own folder and
+# reaches them through domain/game.py.
 GENERIC = ["domain/sight.py", "domain/table.py", "domain/game.py", "service/decisions.py",
-           "service/readmodel/seats.py", "service/present.py"]
+           "service/readmodel/seats.py", "service/present.py", "domain/roads.py", "service/roads.py"]
 
 
 def named_in_code(source: str) -> set[str]:
