@@ -95,13 +95,14 @@ CommandArgs = type("CommandArgs", (_CommandArgs,), _command_fields())
 
 def games_document() -> dict[str, Any]:
     """Every game as the OpenAPI document's ``x-games`` shows it: who plays, the opening roles, the options,
-    the accounts, and each command with its fields (JSON Schema)."""
+    the accounts, whether it keeps baccarat's roads, and each command with its fields (JSON Schema)."""
     return {
         game.name: {
             "title": game.title,
             "players": {"min": game.players[0], "max": game.players[1]},
             "roles": dict(game.roles),
             "accounts": list(game.accounts),
+            "roads": game.roads is not None,
             "options": {o.name: o.json_schema() for o in game.options},
             "commands": {
                 spec.name: {

@@ -50,6 +50,7 @@ def test_the_openapi_document_lists_every_game_with_its_roles_options_commands_a
     for name, game in GAMES.items():
         listed = spec["x-games"][name]
         assert listed["roles"] == dict(game.roles) and listed["accounts"] == list(game.accounts)
+        assert listed["roads"] == (game.roads is not None)
         assert list(listed["options"]) == [o.name for o in game.options]
         assert list(listed["commands"]) == list(game.commands)
         for role in game.roles:

@@ -8,6 +8,7 @@ import { costRanking } from "./decisions.js";
 import { exportButtons, tableFrame } from "./frame.js";
 import { api } from "./http.js";
 import { followTable } from "./live.js";
+import { roadsPanel } from "./roads.js";
 import { clear, clock, deskPath, h, inactive, keepFocus, notice, setInactive, skipLink, summary, tablePath } from "./render.js";
 import { fillState } from "./state.js";
 
@@ -134,6 +135,7 @@ async function start(view, tableId, query, desk, stops, gone) {
         h("div", { class: "scroller" }, h("table", { "data-testid": "log" },
           h("thead", {}, h("tr", {}, ["Version", "Time", "Event", "Actor", "Data"].map((t) => h("th", { scope: "col" }, t)))),
           logBody)))),
+    roadsPanel(tableId, game, stateView, gone),
     panel ? panel.element : null,
     costRanking(tableId, gone));
 
