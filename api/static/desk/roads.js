@@ -5,7 +5,7 @@
 // data-version (set last by fillState, so that state N is drawn when it reads N), and reads the roads of that
 // version; the roads of a version never change, so each is read once. A game without roads gets no panel.
 
-import { api } from "./http.js";
+import { api, root } from "./http.js";
 import { clear, h, notice, tablePath } from "./render.js";
 
 const SVG = "http://www.w3.org/2000/svg";
@@ -15,13 +15,19 @@ const MIN_COLUMNS = 12; // a road drawn at least this wide, so an empty shoe sti
 const COLOURS = { banker: "#b3261e", player: "#1d4ed8", tie: "#15803d", red: "#b3261e", blue: "#1d4ed8" };
 const LETTERS = { banker: "B", player: "P", tie: "T" };
 const ROADS = [
-  ["bead_plate", "Bead plate", "every coup, ties too, down each column"],
-  ["big_road", "Big road", "the wins, a column a streak; a slash is a tie"],
+  ["bead_plate", "Bead plate", "every coup down each column: B banker (red), P player (blue), T tie (green)"],
+  ["big_road", "Big road", "the wins, a column a streak: red banker, blue player; a green slash is a tie, a dot a pair"],
   ["big_eye_boy", "Big eye boy", "red: the road repeats itself, blue: it does not"],
   ["small_road", "Small road", "compared two columns back"],
   ["cockroach_pig", "Cockroach pig", "compared three columns back"],
 ];
 const KEPT = 200; // roads kept, by version and shoe
+
+// The panel's own styles, linked once: the page's shell stays as it is.
+function styled() {
+  if (document.querySelector("link[data-roads]")) return;
+  document.head.append(h("link", { rel: "stylesheet", href: `${root()}/desk/static/roads.css`, "data-roads": "" }));
+}
 
 function svg(tag, attrs = {}, ...children) {
   const element = document.createElementNS(SVG, tag);
@@ -78,9 +84,7 @@ function road([key, name, about], roads) {
   const picture = svg("svg", { width, height, viewBox: `0 0 ${width} ${height}`, role: "img",
     "aria-label": described(name, cells, roads), "data-road": key, "data-cells": cells.length },
   svg("rect", { width, height, fill: "#fff", stroke: "#d1d5db" }), ...grid, ...cells.flatMap((cell) => marks(key, cell)));
-  const scroller = h("div", { class: "road-scroll" }, picture);
-  scroller.style.overflowX = "auto"; // a long shoe scrolls inside its road, never the page
-  scroller.style.maxWidth = "100%";
+  const scroller = h("div", { class: "road-scroll" }, picture); // a long shoe scrolls inside its road, not the page
   return h("figure", { class: "road", dataset: { road: key } }, h("figcaption", {}, h("strong", {}, name), ` — ${about}`),
     scroller);
 }
@@ -96,6 +100,7 @@ function totals(roads) {
 // The panel, or null for a game that keeps no roads; `stateView` is the page's state view (data-version).
 export function roadsPanel(tableId, game, stateView, isGone = () => false) {
   if (!game || !game.roads) return null;
+  styled();
   const picker = h("select", { id: "roads-shoe", "data-testid": "roads-shoe" });
   const status = h("p", { class: "roads-totals", role: "status", "data-testid": "roads-totals" }, "Loading the roads…");
   const body = h("div", { class: "roads-body" });
