@@ -259,11 +259,13 @@ class Roads:
 
     - ``decided(event)``: the coup the event decides (its outcome, natural and pairs), or None for any other
       event; the event must show nothing hidden (a coup is read once its cards are shown).
+    - ``events``: the types of the events ``decided`` reads (only those are read from the log).
     - ``deck``: the label of the deck its coups are dealt from (``ShoeShuffled.deck``): each shuffle of it
       starts a new shoe, and new roads.
     """
 
     decided: Callable[[dict[str, Any]], Coup | None]
+    events: tuple[str, ...]
     deck: str = "shoe"
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+from domain.game import Roads
 from domain.games import GAMES
 from domain.roads import ROWS, Cell, Coup, roads
 from service import present
@@ -33,7 +34,7 @@ def table_roads(history: TableHistory, table_id: str, upto: int, shoe: int | Non
         keeping = " and ".join(sorted(g.title for g in GAMES.values() if g.roads is not None))
         raise NotFoundInHistory(f"Table '{table_id}' is a {game.title} table, which has no roads; roads are kept "
                                 f"for baccarat tables: {keeping}.")
-    shoes, tail = _shoes(history, table_id, game.roads.decided, game.roads.deck, upto)
+    shoes, tail = _shoes(history, table_id, game.roads, upto)
     if shoe is None:
         shoe = shoes[-1][0] if shoes else None
     elif shoe not in dict(shoes):
@@ -43,7 +44,7 @@ def table_roads(history: TableHistory, table_id: str, upto: int, shoe: int | Non
     if shoe is None or shoe in tail:
         coups = tail.get(shoe, [])
     else:
-        coups = _coups(history, table_id, game.roads.decided, game.roads.deck, dict(shoes)[shoe], upto)
+        coups = _coups(history, table_id, game.roads, dict(shoes)[shoe], upto)
     return {"shoe": shoe, "shoes": [n for n, _ in shoes], "coups": len(coups), **summary(coups),
             **drawn(coups)}
 
@@ -95,12 +96,13 @@ def _starts(e: dict[str, Any] | None, deck: str, number: int | None = None) -> b
             and (number is None or e["data"]["shoe"] == number))
 
 
-def _shoes(history: TableHistory, table_id: str, decided: Any, deck: str,
+def _shoes(history: TableHistory, table_id: str, hook: Roads,
            upto: int) -> tuple[list[tuple[int, int]], dict[int, list[Coup]]]:
     """The table's shoes of coups shuffled by ``upto``, each (number, version of its shuffle), and the coups of
     those the log was read through: the read model's rows, each held to the event at the version it gives,
     then the log from the last of them placed right (the follower may not have indexed the newest yet)."""
     rows = [r for r in history.indexed_shoes(table_id, None) if r["shuffled_version"] <= upto]
+    deck = hook.deck
     found, after = [], 0
     for row in rows:
         version = row["shuffled_version"]
@@ -112,33 +114,35 @@ def _shoes(history: TableHistory, table_id: str, decided: Any, deck: str,
     current = next((n for n, v in reversed(found) if v == after), None)
     if current is not None:
         tail[current] = []
-    for e in _log(history, table_id, after, upto):
+    for e in _log(history, table_id, hook, after, upto):
         if _starts(e, deck):
             current = e["data"]["shoe"]
             found.append((current, e["version"]))
             tail[current] = []
-        elif current is not None and (coup := decided(e)) is not None:
+        elif current is not None and (coup := hook.decided(e)) is not None:
             tail[current].append(coup)
     return sorted(set(found), key=lambda s: s[1]), tail
 
 
-def _coups(history: TableHistory, table_id: str, decided: Any, deck: str, start: int, upto: int) -> list[Coup]:
+def _coups(history: TableHistory, table_id: str, hook: Roads, start: int, upto: int) -> list[Coup]:
     """The coups decided from the shuffle at ``start`` up to ``upto`` or the next shuffle of the deck."""
     coups = []
-    for e in _log(history, table_id, start, upto):
-        if _starts(e, deck):
+    for e in _log(history, table_id, hook, start, upto):
+        if _starts(e, hook.deck):
             break
-        coup = decided(e)
+        coup = hook.decided(e)
         if coup is not None:
             coups.append(coup)
     return coups
 
 
-def _log(history: TableHistory, table_id: str, after: int, upto: int) -> Iterator[dict[str, Any]]:
-    """The events after version ``after`` up to ``upto``, as recorded, read in batches."""
+def _log(history: TableHistory, table_id: str, hook: Roads, after: int, upto: int) -> Iterator[dict[str, Any]]:
+    """The shuffles and the events that decide coups after version ``after`` up to ``upto``, as recorded, read
+    in batches (the rows of other events are not decoded)."""
+    types = frozenset((SHUFFLED, *hook.events))
     while after < upto:
-        batch = history.read_events(table_id, after=after, upto=upto, limit=BATCH)
+        batch, last = history.events_of_types(table_id, types, after=after, upto=upto, limit=BATCH)
         yield from present.events(batch)
-        if len(batch) < BATCH:
+        if last is None or last >= upto:
             return
-        after = batch[-1].originator_version
+        after = last

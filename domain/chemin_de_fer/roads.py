@@ -25,4 +25,4 @@ def decided(e: dict[str, Any]) -> Coup | None:
     return Coup(OUTCOME[winner], data["natural"], is_pair(data["banker"]), is_pair(data["punter"]))
 
 
-ROADS = Roads(decided=decided)
+ROADS = Roads(decided=decided, events=("HandsShown",))

@@ -20,4 +20,4 @@ def decided(e: dict[str, Any]) -> Coup | None:
     return Coup(data["outcome"], data["natural"], is_pair(data["banker_hand"]), is_pair(data["player_hand"]))
 
 
-ROADS = Roads(decided=decided)
+ROADS = Roads(decided=decided, events=("CoupDecided",))

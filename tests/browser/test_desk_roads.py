@@ -1,5 +1,6 @@
 """Baccarat's roads on the desk, in Chromium against the real server: a played punto banco shoe's five roads drawn
-as GET /tables/{id}/roads gives them, following the version the page shows; a Card lottery table has no panel."""
+as GET /tables/{id}/roads gives them, following the version the page shows, with nothing axe-core finds serious;
+a Card lottery table has no panel."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import pytest
 from playwright.sync_api import expect
 
 from tests.browser.desk_world import Client, desk_server, open_desk
+from tests.browser.test_desk_a11y import assert_no_blocking_violations
 
 pytestmark = pytest.mark.e2e
 ROADS = ("bead_plate", "big_road", "big_eye_boy", "small_road", "cockroach_pig")
@@ -58,6 +60,7 @@ def test_the_roads_of_a_played_shoe_are_drawn_as_the_api_gives_them_and_follow_t
     beads = page.locator('svg[data-road="bead_plate"] circle')
     expect(beads).to_have_count(COUPS)
     assert page.locator('svg[data-road="bead_plate"]').get_attribute("aria-label").startswith("Bead plate: 14 marks")
+    assert_no_blocking_violations(page)
 
     fifth = decided[4]
     open_desk(page, server, f"/desk/tables/{table_id}?version={fifth}")
