@@ -4,27 +4,32 @@ Card lottery and bad queries answered with a clear 4xx."""
 from __future__ import annotations
 
 
-def open_punto_banco(client):
-    opened = client.post("/tables", json={"game": "punto-banco", "players": ["marta", "anna"], "croupier": "marta"})
+OPERATOR = "roads-operator-token-0f3a9c2e"
+
+
+def open_punto_banco(client, headers=None):
+    opened = client.post("/tables", json={"game": "punto-banco", "players": ["marta", "anna"], "croupier": "marta"},
+                         headers=headers or {})
     assert opened.status_code == 201, opened.json
     return opened.json["table_id"]
 
 
-def command(client, table_id, name, player, **fields):
-    answer = client.post(f"/tables/{table_id}/commands", json={"command": name, "player": player, **fields})
+def command(client, table_id, name, player, headers=None, **fields):
+    answer = client.post(f"/tables/{table_id}/commands", json={"command": name, "player": player, **fields},
+                         headers=headers or {})
     assert answer.status_code == 200, answer.json
     return answer.json
 
 
-def play(client, table_id, coups):
+def play(client, table_id, coups, headers=None):
     """Shuffles, cuts, then stakes and deals ``coups`` coups; the CoupDecided events, in order."""
-    command(client, table_id, "shuffle", "marta")
-    command(client, table_id, "cut", "anna", position=150)
+    command(client, table_id, "shuffle", "marta", headers)
+    command(client, table_id, "cut", "anna", headers, position=150)
     decided = []
     for _ in range(coups):
-        command(client, table_id, "place_stake", "anna", spot="player", amount=20)
-        command(client, table_id, "close_stakes", "marta")
-        dealt = command(client, table_id, "deal", "marta")
+        command(client, table_id, "place_stake", "anna", headers, spot="player", amount=20)
+        command(client, table_id, "close_stakes", "marta", headers)
+        dealt = command(client, table_id, "deal", "marta", headers)
         decided += [e for e in dealt["events"] if e["type"] == "CoupDecided"]
     return decided
 
@@ -78,3 +83,14 @@ def test_bad_queries_are_refused_saying_what_is_allowed(client):
     assert client.get(url, query_string={"at": "2026-01-01T00:00:00"}).status_code == 422
     assert client.get(url, query_string={"at": "1999-01-01T00:00:00+00:00"}).status_code == 404
     assert client.get("/tables/no-such-table-here/roads").status_code == 404
+
+
+def test_a_players_token_reads_the_same_roads_as_the_house(make_client):
+    client = make_client(ZAMETANO_TOKENS=f"operator:{OPERATOR}")
+    house = {"Authorization": f"Bearer {OPERATOR}"}
+    table_id = open_punto_banco(client, house)
+    play(client, table_id, 3, house)
+    token = client.post("/players/anna/tokens", json={}, headers=house).json["token"]
+    mine = client.get(f"/tables/{table_id}/roads", headers={"Authorization": f"Bearer {token}"})
+    assert mine.status_code == 200 and mine.json["coups"] == 3
+    assert mine.json == client.get(f"/tables/{table_id}/roads", headers=house).json
