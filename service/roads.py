@@ -2,11 +2,12 @@
 
 The roads are a read model of the log: each game that keeps them says which event decides a coup and what it
 decided (its ``Roads``, domain/game.py), and domain/roads.py draws them. Nothing is stored for them: the read
-model's shoe rows only say where in the log a shoe's shuffle is, so a shoe is read from its shuffle to its
-reveal (or the moment asked), never the whole log; each place they give is checked against the event found
-there, and where they are missing (a shuffle the follower has not indexed yet) or wrong, the log is read on
-from the last shuffle they place right, or from the start. Coups are read once decided, from events that show
-their cards face up: the roads tell nothing of a card not yet shown.
+model's shoe rows only say where in the log a shoe's shuffle is, so a shoe is read from its shuffle to the next
+shuffle of its deck (or the moment asked), never the whole log, and only the rows of shuffles and of the events
+that decide coups are decoded; each place the rows give is checked against the event found there, and where they
+are missing (a shuffle the follower has not indexed yet) or wrong, the log is read on from the last shuffle they
+place right, or from the start. Coups are read once decided, from events that show their cards face up: the
+roads tell nothing of a card not yet shown.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from typing import Any
 
 from domain.game import Roads
 from domain.games import GAMES
-from domain.roads import ROWS, Cell, Coup, roads
+from domain.roads import OUTCOMES, ROWS, Cell, Coup, roads
 from service import present
 from service.errors import NotFoundInHistory
 from service.history import TableHistory
@@ -51,7 +52,7 @@ def table_roads(history: TableHistory, table_id: str, upto: int, shoe: int | Non
 
 def summary(coups: list[Coup]) -> dict[str, Any]:
     """How many coups each outcome, natural and pair took."""
-    counts = {"banker": 0, "player": 0, "tie": 0}
+    counts = dict.fromkeys(OUTCOMES, 0)
     for c in coups:
         counts[c.outcome] += 1
     return {"totals": {**counts,
