@@ -12,7 +12,7 @@ import pytest
 from domain.games import GAMES
 from domain.roads import Coup, roads
 from service.errors import NotFoundInHistory
-from tests.helpers import random_args
+from tests.helpers import random_args, stacked_shoe
 from tests.service.test_punto_banco_service import open_punto_banco, play_shoes
 
 
@@ -109,6 +109,25 @@ def test_a_chemin_de_fer_coup_reaches_the_roads_only_once_its_hands_are_shown(se
     assert looked > 3 and shown > 3
     now = service.roads(table_id)
     assert shown_drawn(now) == as_drawn(coups_by_shoe(service, table_id, "chemin-de-fer")[now["shoe"]])
+
+
+def test_a_chemin_de_fer_tie_dealt_again_is_a_tie_marked_on_the_win_that_follows_it(service):
+    # The punter's 4s 4h and the banker's 9c 9d: natural 8s and pairs both, a tie; dealt again, the punter's 9s Kh
+    # against 2c 3d: a natural 9, the punter's (the player's) win.
+    with stacked_shoe(["4s", "9c", "4h", "9d", "9s", "2c", "Kh", "3d"]):
+        table_id = service.open_table("chemin-de-fer", ["anna", "boris", "vera"], {"decks": 2})["table_id"]
+        for command, fields in [("draw_seats", {}), ("shuffle", {}), ("cut", {"position": 40}),
+                                ("post_bank", {"amount": 100}), ("place_stake", {"amount": 100}),
+                                ("close_stakes", {}), ("deal", {}), ("deal", {})]:
+            state = service.current_state(table_id)
+            player = next(e["player"] for e in state["expects"] if e["command"] == command)
+            service.execute(table_id, command, player, fields)
+    roads = service.roads(table_id)
+    assert roads["shoe"] == 2 and roads["shoes"] == [2]  # shoe 1 is the lots deck, which deals no coup
+    assert [(c["outcome"], c["natural"], c["banker_pair"], c["player_pair"]) for c in roads["bead_plate"]] == [
+        ("tie", True, True, True), ("player", True, False, False)]
+    assert [(c["column"], c["row"], c["outcome"], c["ties"]) for c in roads["big_road"]] == [(1, 1, "player", 1)]
+    assert roads["totals"] == {"banker": 0, "player": 1, "tie": 1, "natural": 2, "banker_pair": 1, "player_pair": 1}
 
 
 def test_a_table_without_roads_a_shoe_not_there_and_two_moments_are_refused(service):
