@@ -1,4 +1,4 @@
-"""The desk: pages to watch, replay, audit and play any table in a browser (README "The desk").
+"""The desk: pages to watch, replay, audit and play any table in a browser (docs/desk.md).
 
 Every desk route answers the same HTML shell; the page's own scripts (plain ES modules, no build step) render
 the view its location names, reading the API with the token the person enters in the page. The routes and the

@@ -26,6 +26,6 @@ worker_class = _workers["worker_class"]
 threads = _workers["threads"]
 worker_connections = _workers.get("worker_connections", 1000)  # 1000: gunicorn's default, unused by its sync worker
 keepalive = _workers.get("keepalive", 2)  # 2: gunicorn's default, unused by its sync worker
-# Every wait for the event store is bounded at a few seconds (README "Outages"), far below this.
+# Every wait for the event store is bounded at a few seconds (docs/operations.md, "Outages"), far below this.
 timeout = 60
 control_socket_disable = True

@@ -18,7 +18,7 @@ Both give the workers one folder for their metrics (PROMETHEUS_MULTIPROC_DIR, em
 of them forks, so /metrics shows the whole server's counts whichever worker answers.
 
 Whatever stops the start (a setting, the database, the data directory, the signing key) is one line on
-stderr, ``error: <what is wrong>``, and exit code 2 (README "Exit codes").
+stderr, ``error: <what is wrong>``, and exit code 2 (docs/operations.md, "Exit codes").
 """
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ from gunicorn.util import parse_address
 from api.edge import DEFAULT_MAX_CONNECTIONS, max_connections, read_timeout
 from service.config import ALL_VARIABLES, ConfigError, load, max_streams
 
-# Exit codes (README "Exit codes"): gunicorn's own are 1 (an unexpected failure, with a traceback), 3 (a
+# Exit codes (docs/operations.md, "Exit codes"): gunicorn's own are 1 (an unexpected failure, with a traceback), 3 (a
 # worker failed to boot) and 4 (the app could not be loaded).
 EXIT_REFUSED = 2
 

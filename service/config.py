@@ -61,7 +61,7 @@ OWN_VARIABLES = (
     "ZAMETANO_PLAYER_ISSUER",
     "ZAMETANO_PLAYER_JWKS_FILE",
 )
-# Outages (README "Outages"): a request waits at most this long for the database, well below gunicorn's
+# Outages (docs/operations.md, "Outages"): a request waits at most this long for the database, well below gunicorn's
 # worker timeout, then answers 503.
 CONNECT_TIMEOUT = "3"
 STATEMENT_TIMEOUT = "10"

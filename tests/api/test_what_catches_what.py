@@ -11,7 +11,7 @@ server process on the copy is asked three things:
           problem of the source `heads` naming the table at the version the house signed), or only because
           the audit's other checks caught the damage anyway, as they would without the file?
 
-The measured matrix must equal the one README.md shows, and every tampering must be caught by something.
+The measured matrix must equal the one docs/auditing.md shows, and every tampering must be caught by something.
 On SQLite and on PostgreSQL.
 """
 
@@ -43,7 +43,7 @@ FORGED_SEED = "ab" * 32
 CAUGHT, MISSED = "✓", "–"
 HELD = "– (held; exit 1 from the other checks)"  # the heads check passed, the audit's other checks did not
 
-# tampering: (verify, audit, audit --heads): the table "What catches what" of README.md, cell for cell
+# tampering: (verify, audit, audit --heads): the table "What catches what" of docs/auditing.md, cell for cell
 EXPECTED = {
     "last 20 events deleted, snapshots kept": (CAUGHT, CAUGHT, CAUGHT),
     "last 20 events and the snapshots past the cut deleted": (CAUGHT, CAUGHT, CAUGHT),
@@ -327,9 +327,9 @@ def test_every_tampering_is_caught_and_the_matrix_is_the_one_the_readme_shows(
     assert all(CAUGHT in row for row in EXPECTED.values())
 
 
-def test_the_readme_shows_the_matrix_the_tampering_test_measures() -> None:
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
-    section = readme.split("### What catches what\n", 1)[1].split("\n#", 1)[0]
+def test_the_auditing_page_shows_the_matrix_the_tampering_test_measures() -> None:
+    page = (Path(__file__).resolve().parents[2] / "docs" / "auditing.md").read_text(encoding="utf-8")
+    section = page.split("## What catches what\n", 1)[1].split("\n#", 1)[0]
     rows = [line.strip("|").split("|") for line in section.splitlines() if line.startswith("| ")]
     shown = {cells[0].strip(): tuple(cell.strip() for cell in cells[1:]) for cells in rows[2:]}  # past the header
 

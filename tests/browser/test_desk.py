@@ -1,7 +1,7 @@
 """The desk in a real browser (Chromium driven by Playwright) against the real server (gunicorn on SQLite), with a
 table of every game played over HTTP: what the page shows is what the API gives, every view has its own link,
 the croupier's panel plays a table, a second client's command shows up live, and an auditor reads without a
-panel. The page's test hooks are those README "The desk" lists."""
+panel. The page's test hooks are those docs/desk.md lists."""
 
 from __future__ import annotations
 

@@ -149,7 +149,7 @@ CASES = {
 def test_a_server_that_cannot_start_says_why_in_one_line_and_exits_2_within_seconds(case, how, tmp_path, request):
     if case == "WEB_CONCURRENCY not a number" and how != "api.server":
         pytest.skip("gunicorn reads WEB_CONCURRENCY itself as it starts, before any configuration file, and stops "
-                    "with its own traceback (README, 'Exit codes')")
+                    "with its own traceback (docs/operations.md, 'Exit codes')")
     if case == "missing database":
         request.getfixturevalue("postgres_available")  # the server must answer for the database to be missing
     env, expected = CASES[case](tmp_path, request)

@@ -1,4 +1,4 @@
-"""Backups (README "Backups"): a copy of the database restored together with the key files verifies with
+"""Backups (docs/operations.md, "Backups"): a copy of the database restored together with the key files verifies with
 scripts/audit --heads; a copy of the database alone cannot give a table with a shoe in play."""
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ BACKED_UP = (CIPHER_KEY_FILE, SEED_KEY_FILE, KEY_FILE, KEYRING_FILE)
 
 
 def backed_up(db: Path, folder: Path) -> Path:
-    """What README "Backups" says to keep: the database (SQLite's online backup) and the data folder's keys."""
+    """What docs/operations.md, "Backups" says to keep: the database (SQLite's online backup) and the data folder's keys."""
     folder.mkdir()
     copy_store(db, folder)
     return folder

@@ -117,6 +117,11 @@ def test_every_relative_link_resolves_to_a_file_of_the_project_and_its_anchor_to
     assert not broken, broken
 
 
+def test_the_readme_reads_in_five_minutes_under_300_lines():
+    lines = (ROOT / "README.md").read_text(encoding="utf-8").splitlines()
+    assert len(lines) < 300, f"README.md has {len(lines)} lines: move the detail to docs/"
+
+
 def test_the_readme_links_the_docs_index_and_the_index_links_every_page():
     readme = prose((ROOT / "README.md").read_text(encoding="utf-8"))
     assert "docs/README.md" in LINK.findall(readme)
