@@ -16,7 +16,7 @@ from collections.abc import Callable
 from typing import Any
 
 from domain.baccarat import DRAW, STAND, hand_total
-from domain.events import DEALER_RULE, SERVICE, CardDealt, ShoeCut, ShoeRevealed, ShoeShuffled
+from domain.events import DEALER_RULE, SERVICE, CardDealt, PaymentMade, ShoeCut, ShoeRevealed, ShoeShuffled
 from domain.game import FieldSpec, applies, command
 from domain.punto_banco import rules as R
 from domain.punto_banco.events import (
@@ -58,6 +58,12 @@ class PuntoBancoTable(Table):
         self.burned: list[str] = []
         self.discarded = 0  # cards of earlier coups of this shoe
         self.last_coup = False  # the stop card is out: the next coup to be settled ends the shoe
+        # The stakes of the coup just decided stay on the felt until they are paid (the state shows them as its
+        # stakes meanwhile), with the payments still to come for them as (player, spot), in the settlement's
+        # order. Read with getattr: a snapshot made before they existed restores without them, and none is made
+        # in the middle of a settlement (snapshots follow whole commands).
+        self.unpaid: dict[str, dict[str, int]] = {}
+        self.settling: tuple[tuple[str, str], ...] = ()
 
     @property
     def stakers(self) -> list[str]:
@@ -265,8 +271,24 @@ class PuntoBancoTable(Table):
     def _coup_decided(self, e: CoupDecided) -> None:
         self.result = {"coup": e.coup, "outcome": e.outcome, "player_total": e.player_total,
                        "banker_total": e.banker_total, "natural": e.natural}
+        payments = R.settlement(self.stakes, e.outcome, self.rules)
+        self.settling = tuple((p["payee"] if p["payer"] == R.HOUSE else p["payer"], p["spot"]) for p in payments)
+        self.unpaid = {p: dict(s) for p, s in self.stakes.items()} if self.settling else {}
         self.stakes = {}
         self.phase = STAKES
+
+    @applies(PaymentMade)
+    def _stake_paid(self, e: PaymentMade) -> None:
+        """A stake leaves the felt with its last payment (a won banker stake's commission follows its win); a
+        push, which moves no money, with the coup's last payment."""
+        if not getattr(self, "settling", ()):
+            return
+        paid, self.settling = self.settling[0], self.settling[1:]
+        if not self.settling:
+            self.unpaid = {}
+        elif paid not in self.settling:
+            left = {p: {s: a for s, a in spots.items() if (p, s) != paid} for p, spots in self.unpaid.items()}
+            self.unpaid = {p: spots for p, spots in left.items() if spots}
 
     @applies(StopCardCameOut)
     def _stop_card_came_out(self, e: StopCardCameOut) -> None:

@@ -18,7 +18,8 @@ def view(table: Any, seen: Sight) -> dict[str, Any]:
     return {
         "croupier": table.croupier or None,
         "round": table.coup,
-        "stakes": {p: dict(spots) for p, spots in table.stakes.items()},
+        # the coup's stakes, and once it is decided those not yet paid (the table's own until then)
+        "stakes": {p: dict(spots) for p, spots in (table.stakes or getattr(table, "unpaid", {})).items()},
         "hands": {hand: list(cards) for hand, cards in table.hands.items()},
         "result": dict(table.result) if table.result else None,
         "shoe": {**table.deck_counts("shoe"), "last_coup": table.last_coup},

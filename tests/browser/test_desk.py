@@ -55,7 +55,9 @@ def assert_shows(page: Any, desk: Desk, table_id: str, version: int) -> None:
     balances, accounts = shown_money(page)
     assert balances == state["balances"]
     assert accounts and all(state[name] == amount for name, amount in accounts.items())
-    assert page.locator('[data-testid="state"] .phase strong').inner_text() == state["phase"]
+    phase = page.locator('[data-testid="state"] .phase strong')
+    assert phase.get_attribute("data-phase") == state["phase"]
+    assert phase.inner_text() == state["phase"].replace("_", " ")  # in words
     for hand, cards in state.get("hands", {}).items():
         drawn = page.eval_on_selector_all(f'[data-testid="state"] [data-hand="{hand}"] [data-card]',
                                           "els => els.map(e => e.dataset.card)")

@@ -517,3 +517,40 @@ def test_every_command_is_told_by_its_events_and_run_again_records_them_to_the_b
         else:
             prev = events[-1].digest
         before = copy.deepcopy(table)
+
+
+def replayed(events):
+    """The table rebuilt from its first events alone, as a replay to that version rebuilds it."""
+    table = None
+    for event in events:
+        table = event.mutate(table)
+    return table
+
+
+def test_the_stakes_stay_on_the_felt_until_each_is_paid_and_a_push_until_the_coups_last_payment():
+    story = Story(tie_pays=9)
+    with ace_then("2c", "4d", "Ac", "4h"):  # player 3, banker a natural 8
+        story.ready()
+        story.do("place_stake", "anna", spot="player", amount=100)
+        events = story.coup(anna=("tie", 20), boris=("banker", 100))
+    decided = next(i for i, e in enumerate(story.events) if e.type == "CoupDecided")
+    shown = [replayed(story.events[: decided + 1 + paid]).view()["stakes"] for paid in range(4)]
+
+    assert payments(events) == [("anna", "house", 100, "player stake lost"), ("anna", "house", 20, "tie stake lost"),
+                                ("house", "boris", 100, "banker stake won"), ("boris", "house", 5, "banker commission")]
+    assert shown == [
+        {"anna": {"player": 100, "tie": 20}, "boris": {"banker": 100}},  # decided: nothing paid yet
+        {"anna": {"tie": 20}, "boris": {"banker": 100}},
+        {"boris": {"banker": 100}},
+        {"boris": {"banker": 100}},  # won, and its commission still to take
+    ]
+    assert story.view["stakes"] == {}  # the coup's last payment made
+
+
+def test_stakes_pushed_by_a_tie_leave_the_felt_with_the_coups_last_payment():
+    story = Story()
+    with ace_then("3c", "3d", "4c", "4d"):  # 7 against 7, a tie
+        story.ready()
+        story.coup(anna=("player", 100), boris=("banker", 100))  # both pushed: no payment at all
+    decided = next(i for i, e in enumerate(story.events) if e.type == "CoupDecided")
+    assert replayed(story.events[: decided + 1]).view()["stakes"] == {}

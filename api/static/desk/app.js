@@ -9,7 +9,7 @@
 //   /desk/seat/tables/<id>          a player's seat: his table as he may see it, and his own commands
 
 import { api, root, setToken, token } from "./http.js";
-import { clear, h, link } from "./render.js";
+import { clear, h, labelTables, link } from "./render.js";
 import * as roundPage from "./page-round.js";
 import * as roundsPage from "./page-rounds.js";
 import * as seatPage from "./page-seat.js";
@@ -143,4 +143,5 @@ tokenField();
 followSkipLinks();
 followLinks();
 await whoAmI();
+labelTables(document.getElementById("view"));
 route();

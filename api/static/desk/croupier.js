@@ -1,11 +1,13 @@
 // The croupier's panel (operator only): one form per command the table expects now, its inputs made from the
-// bounds of `expects` alone (docs/api.md "The state"), so the panel knows no game's rules. Each command is
+// bounds of `expects` alone (docs/api.md "The state"), so the panel knows no game's rules. Entries of one command
+// that differ only in their player and their choices (punto banco's stake by each player on each spot) are one
+// form: the player and each choice picked from a list, the other fields' bounds those of the entry picked. Each command is
 // posted with If-Match (the version the panel shows) and an Idempotency-Key; the service's refusal is shown
 // in its own words. The browser does not check the bounds itself (the forms do not validate): the service is
 // the one that decides, and says why.
 
 import { ApiError, api, newKey } from "./http.js";
-import { card, clear, h, keepFocus, tablePath } from "./render.js";
+import { card, clear, h, keepFocus, spoken, tablePath } from "./render.js";
 
 function bounds(spec) {
   const parts = [];
@@ -39,11 +41,23 @@ function shares(spec) {
 
 let fieldIds = 0;
 
+// The entries of `expects` grouped into forms: one group for the entries of a command whose fields are the same
+// (by name and kind), so that they differ only in their player and their choices.
+function groups(expects) {
+  const found = new Map();
+  for (const entry of expects) {
+    const shape = `${entry.command}|${Object.entries(entry.fields || {}).map(([n, s]) => `${n}:${s.kind}`).join(",")}`;
+    if (!found.has(shape)) found.set(shape, { command: entry.command, entries: [] });
+    found.get(shape).entries.push(entry);
+  }
+  return [...found.values()];
+}
+
 // One field's input(s), and read(): its value as the command takes it (undefined: left out). `focus` names the
 // field's first control across redraws of the panel (render.js keepFocus).
 function fieldInput(name, spec, focus) {
   const id = `f${++fieldIds}`;
-  const label = h("label", { for: id }, name, h("span", { class: "bounds" }, bounds(spec)));
+  const label = h("label", { for: id }, spoken(name), h("span", { class: "bounds" }, bounds(spec)));
   let control;
   let read;
   if (spec.kind === "int" || spec.kind === "amount") {
@@ -63,7 +77,7 @@ function fieldInput(name, spec, focus) {
   } else if (spec.kind === "choice" || spec.kind === "card") {
     const options = spec.kind === "choice" ? spec.choices || [] : spec.cards || [];
     control = h("select", { id, name }, spec.optional ? h("option", { value: "" }, "—") : null,
-      options.map((o) => h("option", { value: o }, o)));
+      options.map((o) => h("option", { value: o }, spec.kind === "choice" ? spoken(o) : o)));
     read = () => (control.value === "" ? undefined : control.value);
   } else if (spec.kind === "cards" && spec.sets) {
     control = h("select", { id, name }, spec.sets.map((set, i) => h("option", { value: String(i) }, set.join(" "))));
@@ -107,7 +121,7 @@ export function croupierPanel(tableId, { onDone, games = {} }) {
         if (v !== undefined) body[name] = v;
       }
     } catch {
-      clear(said, `The field of ${expect.command} is not JSON.`);
+      clear(said, `The field of ${spoken(expect.command)} is not JSON.`);
       return;
     }
     const text = JSON.stringify(body);
@@ -126,7 +140,7 @@ export function croupierPanel(tableId, { onDone, games = {} }) {
     } catch (error) {
       if (!(error instanceof ApiError)) throw error;
       if (error.status !== 0 && error.status !== 503) pending = null;
-      clear(said, h("strong", {}, `${expect.command} by ${expect.player}: `), error.message,
+      clear(said, h("strong", {}, `${spoken(expect.command)} by ${expect.player}: `), error.message,
         error.details().map((d) => h("span", { class: "detail" }, ` ${d}`)));
     } finally {
       busy = false;
@@ -134,22 +148,72 @@ export function croupierPanel(tableId, { onDone, games = {} }) {
     }
   }
 
-  function form(expect, version, index) {
-    const specs = Object.entries(expect.fields || {});
-    const key = `${expect.command} ${expect.player}`;
-    const inputs = specs.map(([name, spec]) => [name, fieldInput(name, spec, `${key} ${name}`)]);
-    const described = games.commands?.[expect.command]?.description;
+  // One form for a group of entries of one command (groups() below): the player and each choice field picked
+  // from what the entries allow, the other fields drawn from the entry that matches the picks.
+  function form(group, version, index) {
+    const { command, entries } = group;
+    const choices = Object.entries(entries[0].fields || {}).filter(([, spec]) => spec.kind === "choice").map(([n]) => n);
+    const players = [...new Set(entries.map((e) => e.player))];
     const titleId = `cmd-${index}`;
+    const who = players.length > 1 ? h("select", { id: `${titleId}-player`, name: "player",
+      dataset: { focus: `${command} player` } }, players.map((p) => h("option", { value: p }, p))) : null;
+    const picks = h("div", { class: "picks-line" });
+    const rest = h("div", { class: "rest" });
+    const button = h("button", { type: "submit", dataset: { command, player: players[0], focus: `${command} send` } },
+      spoken(command));
+    const described = games.commands?.[command]?.description;
     const element = h("form", { class: "command", novalidate: true, "aria-labelledby": titleId,
-      dataset: { command: expect.command, player: expect.player, version: String(version) } },
-    h("h3", { id: titleId }, h("span", { class: "name" }, expect.command), " by ", expect.player),
+      dataset: { command, player: players[0], version: String(version) } },
+    h("h3", { id: titleId }, h("span", { class: "name" }, spoken(command)),
+      players.length > 1 ? null : [" by ", players[0]]),
     described ? h("p", { class: "about" }, described) : null,
-    inputs.map(([, field]) => field.element),
-    h("button", { type: "submit", dataset: { command: expect.command, player: expect.player, focus: key } },
-      expect.command));
+    who ? h("div", { class: "field" }, h("label", { for: who.id }, "player"), who) : null,
+    picks, rest, button);
+    let selects = new Map();
+    let inputs = [];
+
+    const player = () => (who ? who.value : players[0]);
+    const mine = () => entries.filter((e) => e.player === player());
+    // The entry the picks name (the first of this player's where a pick is not one of its own).
+    const matched = () => mine().find((e) => choices.every((n) => !selects.has(n)
+      || (e.fields[n].choices || []).includes(selects.get(n).value))) || mine()[0];
+
+    function drawPicks() {
+      const before = new Map([...selects].map(([n, s]) => [n, s.value]));
+      selects = new Map();
+      clear(picks, choices.map((n) => {
+        const options = [...new Set(mine().flatMap((e) => e.fields[n].choices || []))];
+        const field = fieldInput(n, { kind: "choice", choices: options }, `${command} ${n}`);
+        const select = field.element.querySelector("select");
+        if (options.includes(before.get(n))) select.value = before.get(n);
+        select.addEventListener("change", drawRest);
+        selects.set(n, select);
+        return field.element;
+      }));
+    }
+
+    function drawRest() {
+      const entry = matched();
+      const kept = new Map(inputs.map(([n, f]) => [n, f.element.querySelector("input")?.value]));
+      inputs = Object.entries(entry.fields || {}).filter(([n]) => !choices.includes(n))
+        .map(([n, spec]) => [n, fieldInput(n, spec, `${command} ${n}`)]);
+      for (const [n, field] of inputs) {
+        const input = field.element.querySelector("input[type=number]");
+        if (input && kept.get(n)) input.value = kept.get(n);
+      }
+      clear(rest, inputs.map(([, field]) => field.element));
+      element.dataset.player = button.dataset.player = entry.player;
+    }
+
+    who?.addEventListener("change", () => { drawPicks(); drawRest(); });
+    drawPicks();
+    drawRest();
     element.addEventListener("submit", (event) => {
       event.preventDefault();
-      send(expect, inputs.map(([name, field]) => [name, field.read]), element);
+      const entry = matched();
+      const readers = [...choices.map((n) => [n, () => selects.get(n).value]),
+        ...inputs.map(([n, field]) => [n, field.read])];
+      send({ command, player: entry.player }, readers, element);
     });
     return element;
   }
@@ -159,12 +223,12 @@ export function croupierPanel(tableId, { onDone, games = {} }) {
   function show(state) {
     const expects = state.expects || [];
     // Whose turn it is is public (waits_for); the forms are only this reader's own commands (expects).
-    const waiting = [...new Set((state.waits_for || []).map((w) => `${w.command} by ${w.player}`))];
+    const waiting = [...new Set((state.waits_for || []).map((w) => `${spoken(w.command)} by ${w.player}`))];
     const waits = waiting.length ? `The table waits for ${waiting.join("; ")}. ` : "";
     clear(hint, h("span", { "data-testid": "waits-for" }, waits), `Commands act on the latest version, ${state.version}.`);
     const none = waiting.length ? "None of the commands the table waits for is yours to send now."
       : "The table expects no command now.";
-    keepFocus(forms, () => clear(forms, expects.length ? expects.map((e, i) => form(e, state.version, i))
+    keepFocus(forms, () => clear(forms, expects.length ? groups(expects).map((g, i) => form(g, state.version, i))
       : h("p", { class: "none" }, none)), () => forms.querySelector("[data-focus]"));
   }
 

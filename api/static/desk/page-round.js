@@ -5,7 +5,10 @@
 import { roundDecisions } from "./decisions.js";
 import { tableFrame } from "./frame.js";
 import { api } from "./http.js";
-import { amount, card, clear, h, link, moment, notice, summary, tablePath } from "./render.js";
+import { amount, card, clear, eventWords, h, link, notice, spoken, summary, tablePath, when } from "./render.js";
+
+// Each check's name in words (the service's own name stays in data-check).
+const CHECK_NAMES = { chain: "chain", cards: "cards", rules: "rules", money: "money", read_model: "listings" };
 
 const CHECKS = {
   chain: "every digest follows from the one before",
@@ -20,7 +23,7 @@ function badge(name, ok) {
   const mark = ok === true ? "✓" : ok === false ? "✗" : "…";
   const said = ok === null || ok === undefined ? "not yet: a shoe of the round is still unrevealed" : CHECKS[name] || "";
   return h("li", { class: `badge ${state}`, "data-check": name, "data-ok": state, title: said },
-    h("span", { class: "mark", "aria-hidden": "true" }, mark), ` ${name} `,
+    h("span", { class: "mark", "aria-hidden": "true" }, mark), ` ${CHECK_NAMES[name] || spoken(name)} `,
     h("span", { class: "sr" }, ok === true ? "passed" : ok === false ? "failed" : "pending"),
     h("span", { class: "why" }, said));
 }
@@ -50,16 +53,16 @@ export function mount(view, { params: [tableId, number] }) {
     const n = audit.round;
     clear(view, tableFrame(tableId, "/rounds", `Round ${n}`),
       h("p", { class: "summary-line" }, audit.summary),
-      h("p", {}, "Versions ", at(audit.first_version), " to ", at(audit.last_version), `, from ${moment(audit.started_at)} to ${moment(audit.ended_at)}.`),
+      h("p", {}, "Versions ", at(audit.first_version), " to ", at(audit.last_version), ", from ", when(audit.started_at), " to ", when(audit.ended_at), "."),
       h("ul", { class: "badges", "aria-label": "Checks" }, Object.entries(audit.checks).map(([name, ok]) => badge(name, ok))),
       audit.problems.length ? section("Problems", ["Version", "Check", "Event", "What is wrong"], audit.problems.map((p) =>
-        h("tr", { class: "problem" }, h("td", { class: "num" }, p.version ? at(p.version) : "—"), h("td", {}, p.check),
-          h("td", {}, p.type || ""), h("td", {}, p.message)))) : null,
+        h("tr", { class: "problem" }, h("td", { class: "num" }, p.version ? at(p.version) : "—"), h("td", {}, CHECK_NAMES[p.check] || spoken(p.check)),
+          h("td", {}, p.type ? eventWords(p.type) : ""), h("td", {}, p.message)))) : null,
       section("Cards", ["Version", "Deck", "Position", "Card", "To", "Face"], audit.cards.map((c) =>
         h("tr", { dataset: { version: String(c.version) } }, h("td", { class: "num" }, at(c.version)), h("td", { class: "num" }, c.shoe),
-          h("td", { class: "num" }, c.position), h("td", {}, card(c.card)), h("td", {}, c.to), h("td", {}, c.face_up ? "up" : "down")))),
+          h("td", { class: "num" }, c.position), h("td", {}, card(c.card)), h("td", {}, spoken(c.to)), h("td", {}, c.face_up ? "up" : "down")))),
       section("Decisions", ["Version", "Event", "Actor", "Data"], audit.decisions.map((d) =>
-        h("tr", { dataset: { version: String(d.version) } }, h("td", { class: "num" }, at(d.version)), h("td", {}, d.type),
+        h("tr", { dataset: { version: String(d.version) } }, h("td", { class: "num" }, at(d.version)), h("td", { title: d.type }, eventWords(d.type)),
           h("td", {}, d.actor), h("td", {}, summary(d.data))))),
       roundDecisions(audit, at),
       section("Payments", ["Version", "From", "To", "Amount", "Reason"], audit.payments.map((p) =>

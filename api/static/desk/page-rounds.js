@@ -3,7 +3,7 @@
 
 import { tableFrame } from "./frame.js";
 import { api } from "./http.js";
-import { clear, h, link, moment, notice, tablePath } from "./render.js";
+import { clear, h, link, when, notice, tablePath } from "./render.js";
 
 export function mount(view, { params: [tableId] }) {
   let gone = false;
@@ -23,8 +23,8 @@ export function mount(view, { params: [tableId] }) {
   const row = (round) => h("tr", { dataset: { round: String(round.round) } },
     h("th", { scope: "row" }, link(tablePath(tableId, `/rounds/${round.round}`), `Round ${round.round}`)),
     h("td", { class: "num" }, at(round.first_version), " to ", at(round.last_version)),
-    h("td", { class: "time" }, moment(round.started_at)),
-    h("td", { class: "time" }, moment(round.ended_at)),
+    h("td", { class: "time" }, when(round.started_at)),
+    h("td", { class: "time" }, when(round.ended_at)),
     h("td", {}, round.summary));
 
   let reading = false;

@@ -10,7 +10,7 @@
 
 import { croupierPanel } from "./croupier.js";
 import { ApiError, api, sleep } from "./http.js";
-import { amount, clear, deskPath, h, link, moment, notice, skipLink, tablePath, units } from "./render.js";
+import { amount, clear, deskPath, h, link, when, notice, skipLink, tablePath, units } from "./render.js";
 import { fillState } from "./state.js";
 
 const POLL_MS = 2000;
@@ -73,7 +73,7 @@ export function mount(view, { query, desk }) {
   view.append(status, table, more);
   const mine = desk.role === "player";
   const row = (r) => h("tr", { dataset: { table: r.table_id, round: String(r.round) } },
-    h("td", { class: "time" }, moment(r.ended_at)),
+    h("td", { class: "time" }, when(r.ended_at)),
     h("td", {}, mine ? link(seatPath(`/tables/${encodeURIComponent(r.table_id)}`), r.table_id.slice(0, 8),
       { title: r.table_id }) : link(tablePath(r.table_id), r.table_id.slice(0, 8), { title: r.table_id })),
     h("td", {}, r.game),

@@ -9,7 +9,7 @@ import { exportButtons, tableFrame } from "./frame.js";
 import { api } from "./http.js";
 import { followTable } from "./live.js";
 import { roadsPanel } from "./roads.js";
-import { clear, clock, deskPath, h, inactive, keepFocus, notice, setInactive, skipLink, summary, tablePath } from "./render.js";
+import { clear, clock, deskPath, eventWords, h, inactive, keepFocus, notice, setInactive, skipLink, summary, tablePath } from "./render.js";
 import { fillState } from "./state.js";
 
 const BLOCK = 100; // events fetched together for the log
@@ -253,7 +253,7 @@ async function start(view, tableId, query, desk, stops, gone) {
     h("td", { class: "num" }, h("a", { href: here, onclick: go, dataset: { focus: `v${event.version}` } },
       String(event.version))),
     h("td", { class: "time" }, clock(event.timestamp)),
-    h("td", { class: "type" }, event.type),
+    h("td", { class: "type", title: event.type }, eventWords(event.type)),
     h("td", { class: "actor" }, event.actor),
     h("td", { class: "data" }, summary(event.data)));
   }

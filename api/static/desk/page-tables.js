@@ -1,10 +1,10 @@
-// The tables: every table the service keeps, filtered by game (asked of the service), player and when it was
+// The tables, the newest first: every table the service keeps, filtered by game (asked of the service), player and when it was
 // opened (filtered here: the list already names them), and followed live by the heads stream (GET /events).
 // The filters are in the address, so a filtered list has its own link.
 
 import { allPages } from "./http.js";
 import { followHeads } from "./live.js";
-import { amount, clear, h, keepFocus, link, moment, notice, tablePath } from "./render.js";
+import { amount, clear, h, keepFocus, link, when, notice, tablePath } from "./render.js";
 
 const LIVE_WORDS = { stream: "live", polling: "live (read again every 5 s)", offline: "reconnecting…" };
 
@@ -54,7 +54,10 @@ export function mount(view, { query, desk }) {
         .map((t) => h("th", { scope: "col" }, t)))),
       body));
 
+  let gameTitles = {};
   desk.games().then((games) => {
+    gameTitles = Object.fromEntries(Object.entries(games).map(([name, about]) => [name, about.title || name]));
+    if (tables.length) draw();
     for (const [name, about] of Object.entries(games)) {
       game.append(h("option", { value: name, selected: name === filters.game }, about.title || name));
     }
@@ -64,18 +67,20 @@ export function mount(view, { query, desk }) {
     return h("tr", { dataset: { tableId: table.table_id, game: table.game } },
       h("td", {}, link(tablePath(table.table_id), table.table_id.slice(0, 8),
         { title: table.table_id, dataset: { focus: table.table_id } })),
-      h("td", {}, table.game),
+      h("td", {}, gameTitles[table.game] || table.game),
       h("td", {}, (table.players || []).join(", ")),
-      h("td", { class: "time" }, moment(table.opened_at)),
+      h("td", { class: "time" }, when(table.opened_at)),
       h("td", { class: "num", "data-testid": "version" }, amount(table.version)),
-      h("td", { class: "time" }, moment(table.updated_at)),
+      h("td", { class: "time" }, when(table.updated_at)),
       h("td", { class: "num" }, link(tablePath(table.table_id, "/rounds"), String(table.rounds ?? 0),
         { dataset: { focus: `${table.table_id} rounds` } }),
         table.index_error ? h("span", { class: "tag bad", title: table.index_error.message }, "index stopped") : null));
   }
 
   function draw() {
-    const shown = tables.filter((t) => fits(t, filters));
+    // the newest first: the table a pit boss looks for is most often the one just opened
+    const shown = tables.filter((t) => fits(t, filters))
+      .sort((a, b) => String(b.opened_at).localeCompare(String(a.opened_at)));
     keepFocus(body, () => clear(body, shown.map(row)), () => body.querySelector("a"));
     const more = complete ? "" : " (the first 20,000 read)";
     clear(count, `${shown.length} of ${tables.length} tables shown${more}.`);

@@ -4,7 +4,7 @@
 
 import { exportButtons, tableFrame } from "./frame.js";
 import { api, eventsAfter } from "./http.js";
-import { clear, h, link, notice, tablePath, value } from "./render.js";
+import { clear, h, link, notice, spoken, tablePath, value } from "./render.js";
 import { verifyTable } from "./verify.js";
 
 function verdictWords(ok) {
@@ -28,7 +28,7 @@ function serverPart(tableId, report) {
       h("dt", {}, "Rounds checked"), h("dd", {}, String(report.rounds_checked ?? "—")),
       h("dt", {}, "Shoes"), h("dd", {}, value(report.shoes))),
     problems.length ? h("ol", { class: "findings" }, problems.map((p) => h("li", {},
-      versionLink(tableId, p.version), ` ${p.check}: ${p.message}`))) : null,
+      versionLink(tableId, p.version), ` ${spoken(p.check)}: ${p.message}`))) : null,
   ];
 }
 
@@ -49,7 +49,7 @@ function browserPart(tableId, result, events) {
   return [verdict, unchecked,
     findings.length ? h("ol", { class: "findings" }, findings.map((f) => h("li", {
       class: f.version === failed ? "first" : null, dataset: { version: String(f.version ?? "") } },
-    versionLink(tableId, f.version), ` ${f.check}: ${f.message}`))) : null];
+    versionLink(tableId, f.version), ` ${spoken(f.check)}: ${f.message}`))) : null];
 }
 
 // Receipts as scripts/demo --receipts keeps them: one JSON object a line (a JSON array is read too).

@@ -95,21 +95,67 @@ export function units(value, digits = 4) {
     .replace("-", "−");
 }
 
-// "2026-11-29T20:15:04.000007+00:00" as "2026-11-29 20:15:04.000007 UTC".
-export function moment(text) {
-  if (typeof text !== "string") return "—";
-  return text.replace("T", " ").replace(/(\+00:00|Z)$/, " UTC");
+// A moment to the second, "2026-11-29 20:15:04 UTC", in a <time> whose title (shown on hover) and datetime keep
+// the service's whole timestamp, microseconds included.
+const STAMP = /^(\d{4}-\d\d-\d\d)T(\d\d:\d\d:\d\d)(\.\d+)?(Z|[+-]\d\d:\d\d)$/;
+
+function stamped(text, shown) {
+  if (typeof text !== "string") return h("span", { class: "none" }, "—");
+  const full = moment(text, { whole: true });
+  return h("time", { datetime: text, title: full }, shown);
 }
 
+// The words of a moment: to the second, or ({whole: true}) with its fraction of a second.
+export function moment(text, { whole = false } = {}) {
+  if (typeof text !== "string") return "—";
+  const match = STAMP.exec(text);
+  if (!match) return text;
+  const [, day, time, fraction = "", zone] = match;
+  const where = zone === "Z" || zone === "+00:00" ? "UTC" : zone;
+  return `${day} ${time}${whole ? fraction : ""} ${where}`;
+}
+
+export function when(text) {
+  return stamped(text, moment(text));
+}
+
+// The time of day alone, to the second (the whole moment on hover).
 export function clock(text) {
-  const match = /T(\d\d:\d\d:\d\d(?:\.\d+)?)/.exec(text || "");
-  return match ? match[1] : String(text);
+  const match = STAMP.exec(text || "");
+  return match ? stamped(text, match[2]) : String(text);
+}
+
+// A name the service uses (a field, a command, a phase, a check: "first_broken_version") in words ("first broken
+// version"); words() starts it with a capital, as a label.
+export function spoken(key) {
+  return String(key).replace(/_/g, " ");
 }
 
 export function words(key) {
-  const text = String(key).replace(/_/g, " ");
+  const text = spoken(LABELS[key] || key);
   return text.charAt(0).toUpperCase() + text.slice(1);
 }
+
+// An event's type, "LotteryCardsRevealed", in words: "Lottery cards revealed" (a line breaks between words only).
+export function eventWords(type) {
+  const text = String(type).replace(/([a-z0-9])([A-Z])/g, "$1 $2").toLowerCase();
+  return text.charAt(0).toUpperCase() + text.slice(1);
+}
+
+// Names whose words alone would not say what they hold.
+const LABELS = {
+  first_broken_version: "first version that does not chain",
+  read_model: "read model (listings)",
+  to_beat: "to beat",
+  game_number: "game",
+  lottery_cards: "lottery cards (prizes under them)",
+  penalty_piles: "penalty piles",
+  set_aside: "set aside",
+  last_winner: "last prize won by",
+  face_up: "face up",
+  commands_checked: "commands run again",
+  rounds_checked: "rounds checked",
+};
 
 // --- any value -------------------------------------------------------------------------------------------
 
@@ -128,7 +174,7 @@ export function value(item) {
   }
   const entries = Object.entries(item);
   if (!entries.length) return h("span", { class: "none" }, "none");
-  return h("dl", { class: "pairs" }, entries.map(([k, v]) => [h("dt", {}, k), h("dd", {}, value(v))]));
+  return h("dl", { class: "pairs" }, entries.map(([k, v]) => [h("dt", {}, named(k)), h("dd", {}, value(v))]));
 }
 
 function rows(items) {
@@ -138,21 +184,62 @@ function rows(items) {
     h("tbody", {}, items.map((x) => h("tr", {}, keys.map((k) => h("td", {}, value(x[k])))))));
 }
 
-// An event's data in one line: key=value pairs, cards drawn.
+// A key that names a player (or any value the service chose, such as a table id) stays as written; a field's
+// name is put in words.
+export function named(key) {
+  return key in LABELS || /^[a-z]+(_[a-z]+)+$/.test(key) ? spoken(LABELS[key] || key) : key;
+}
+
+// Stakes and other maps of maps in one line of words: "anna: 100 on banker; boris: 50 on player".
+function inWords(item) {
+  if (item === null || typeof item !== "object") return typeof item === "number" ? amount(item) : String(item);
+  if (Array.isArray(item)) return item.map(inWords).join(", ");
+  const entries = Object.entries(item);
+  if (!entries.length) return "none";
+  if (entries.every(([, v]) => typeof v === "number")) {
+    return entries.map(([k, v]) => `${amount(v)} on ${named(k)}`).join(", ");
+  }
+  return entries.map(([k, v]) => `${named(k)}: ${inWords(v)}`).join("; ");
+}
+
+// An event's data in one line: each field in words beside its value, cards drawn.
 export function summary(data) {
   const parts = Object.entries(data || {}).map(([k, v]) => {
     let shown;
     if (isCard(v)) shown = card(v);
     else if (isCards(v)) shown = cards(v, { small: true });
-    else if (v !== null && typeof v === "object") shown = JSON.stringify(v);
+    else if (v !== null && typeof v === "object") shown = inWords(v);
+    else if (typeof v === "boolean") shown = v ? "yes" : "no";
+    else if (typeof v === "number") shown = amount(v);
     else shown = String(v);
-    return h("span", { class: "kv" }, h("span", { class: "k" }, k), " ", shown);
+    return h("span", { class: "kv" }, h("span", { class: "k" }, spoken(k)), " ", shown);
   });
   return h("span", { class: "summary" }, parts);
 }
 
 export function notice(text, kind = "info") {
   return h("p", { class: `notice ${kind}`, role: kind === "error" ? "alert" : "status" }, text);
+}
+
+// --- narrow screens ----------------------------------------------------------------------------------------
+
+// Each cell of a table of rows carries its column's heading (data-label), so that on a narrow screen, where the
+// stylesheet stacks a row's cells (desk.css), each value is still shown beside what it is.
+function labelCells(table) {
+  const headings = [...table.querySelectorAll(":scope > thead th")].map((th) => th.textContent.trim());
+  if (!headings.length) return;
+  for (const row of table.querySelectorAll(":scope > tbody > tr")) {
+    [...row.children].forEach((cell, i) => {
+      if (headings[i] && cell.dataset.label !== headings[i]) cell.dataset.label = headings[i];
+    });
+  }
+}
+
+// Labels the cells of every table of rows in `part` now, and as they are drawn.
+export function labelTables(part) {
+  const label = () => part.querySelectorAll("table").forEach(labelCells);
+  new MutationObserver(label).observe(part, { childList: true, subtree: true });
+  label();
 }
 
 // --- keyboard focus ----------------------------------------------------------------------------------------

@@ -1,7 +1,8 @@
-// A table's state drawn as a table: what it waits for, the money, the cards in play, and the game's own keys.
-// Every key the service sends is shown: those named below in their place, any other one under "More".
+// A table's state drawn as a table: what it waits for, the money, the cards in play, and the game's own keys, in
+// words. Every key the service sends is shown (those named below in their place, any other one under "More"),
+// but a key of a stage or a moment where it means nothing (RELEVANT).
 
-import { amount, cards, clear, h, isCards, moment, value, words } from "./render.js";
+import { amount, cards, clear, h, isCards, named, spoken, value, when, words } from "./render.js";
 
 // Keys every table has, shown by the page itself (or not at all: the digest and the rules are elsewhere).
 const COMMON = new Set(["table_id", "game", "version", "digest", "rules", "players", "phase", "balances",
@@ -13,16 +14,47 @@ const LAYOUT = {
   "card-lottery": ["stage", "game_number", "lottery_cards", "table", "leader", "to_beat", "turn", "last_winner",
     "set_aside", "penalty_piles", "banker", "dealer", "holders", "seats", "decks", "pot", "kitty"],
 };
+// Keys that mean something only at some stage of a game: shown while relevant(state) holds, else left out.
+const RELEVANT = {
+  "card-lottery": {
+    lottery_cards: (s) => s.stage !== 2,
+    set_aside: (s) => s.stage !== 2,
+    table: (s) => s.stage === 2,
+    leader: (s) => s.stage === 2,
+    to_beat: (s) => s.stage === 2,
+    turn: (s) => s.stage === 2,
+    penalty_piles: (s) => s.stage === 2,
+  },
+  // the lots that drew the seats, until the first coup
+  "chemin-de-fer": { lots: (s) => !s.round },
+};
 // Roles a state names, shown beside the players' names.
 const ROLES = ["banker", "dealer", "croupier", "punter", "leader", "turn"];
+const ROLE_WORDS = { turn: "to play" };
 
+function relevant(state, key) {
+  const rule = (RELEVANT[state.game] || {})[key];
+  return !rule || rule(state);
+}
+
+// Whose turn it is, public to every viewer (waits_for; expects for a service that does not send it).
 function waitsFor(state) {
-  const expects = state.expects || [];
-  if (!expects.length) return "no command at this version";
+  const waiting = state.waits_for || state.expects || [];
+  if (!waiting.length) return "no command at this version";
   const byCommand = new Map();
-  for (const e of expects) byCommand.set(e.command, [...(byCommand.get(e.command) || []), e.player]);
-  return [...byCommand].map(([command, players]) => `${command} by ${[...new Set(players)].join(" or ")}`)
+  for (const e of waiting) byCommand.set(e.command, [...(byCommand.get(e.command) || []), e.player]);
+  return [...byCommand].map(([command, players]) => `${spoken(command)} by ${[...new Set(players)].join(" or ")}`)
     .join("; ");
+}
+
+// Stakes on the felt: "100 on banker, 20 on tie" for each player (punto banco), or each player's amount.
+function stakes(item, state) {
+  const entries = Object.entries(item || {});
+  if (!entries.length) return h("span", { class: "none" }, "none");
+  return h("ul", { class: "stakes", "data-testid": "stakes" }, entries.map(([player, staked]) => h("li",
+    { dataset: { player } }, h("span", { class: "who" }, who(player, state)), " ",
+    typeof staked === "number" ? amount(staked)
+      : Object.entries(staked).map(([spot, sum]) => `${amount(sum)} on ${spoken(spot)}`).join(", "))));
 }
 
 function rolesOf(state, player) {
@@ -34,7 +66,7 @@ function money(state, accounts) {
   const rows = (state.players || Object.keys(state.balances || {})).map((player) => {
     const balance = (state.balances || {})[player];
     return h("tr", { dataset: { player } },
-      h("th", { scope: "row" }, player, rolesOf(state, player).map((r) => h("span", { class: "tag" }, r))),
+      h("th", { scope: "row" }, player, rolesOf(state, player).map((r) => h("span", { class: "tag" }, ROLE_WORDS[r] || r))),
       h("td", { class: "num", "data-testid": "balance", dataset: { player, amount: String(balance) } },
         amount(balance)));
   });
@@ -63,6 +95,7 @@ function hands(state) {
 }
 
 function shown(key, item, state) {
+  if (key === "stakes" && item && typeof item === "object") return stakes(item, state);
   if (key === "lottery_cards") {
     const prizes = state.lottery_amounts || [];
     if (!item.length) return value(item);
@@ -79,7 +112,7 @@ function shown(key, item, state) {
     return `deck ${item.number}: ${item.dealt} dealt, ${item.remaining} left${last}`;
   }
   if (key === "decks" && item && typeof item === "object") {
-    return h("dl", { class: "pairs" }, Object.entries(item).map(([k, v]) => [h("dt", {}, k), h("dd", {}, shown("", v))]));
+    return h("dl", { class: "pairs" }, Object.entries(item).map(([k, v]) => [h("dt", {}, named(k)), h("dd", {}, shown("", v))]));
   }
   if (item && typeof item === "object" && !Array.isArray(item) && Object.values(item).some(isCards)) {
     // cards by whose they are (piles, burned cards): an empty pile shows as one too
@@ -90,7 +123,7 @@ function shown(key, item, state) {
 }
 
 function details(state, keys) {
-  const present = keys.filter((key) => key in state);
+  const present = keys.filter((key) => key in state && relevant(state, key));
   if (!present.length) return null;
   return h("dl", { class: "details" }, present.map((key) => [
     h("dt", {}, words(key)), h("dd", { dataset: { key } }, shown(key, state[key], state))]));
@@ -103,14 +136,14 @@ export function fillState(element, state, game = {}) {
   const accounts = game.accounts || [];
   const layout = (LAYOUT[state.game] || []).filter((key) => !accounts.includes(key));
   const rest = Object.keys(state).filter((key) => !COMMON.has(key) && !layout.includes(key)
-    && !accounts.includes(key) && key !== "lottery_amounts");
-  const at = state.as_of ? moment(state.as_of.timestamp) : "now";
+    && !accounts.includes(key) && key !== "lottery_amounts" && key !== "waits_for" && relevant(state, key));
+  const at = state.as_of ? when(state.as_of.timestamp) : "now";
   clear(element,
     h("header", { class: "state-head" },
       h("h2", {}, `Version ${state.version}`),
-      h("p", { class: "phase" }, h("span", { class: "label" }, "Phase "), h("strong", {}, state.phase || "—"),
+      h("p", { class: "phase" }, h("span", { class: "label" }, "Phase "), h("strong", { dataset: { phase: state.phase || "" } }, state.phase ? spoken(state.phase) : "—"),
         typeof state.round === "number" ? h("span", { class: "round" }, ` · round ${state.round}`) : null),
-      h("p", { class: "at" }, `as of ${at}`),
+      h("p", { class: "at" }, "as of ", at),
       h("p", { class: "waits" }, h("span", { class: "label" }, "Waits for "), waitsFor(state))),
     h("div", { class: "state-body" },
       money(state, accounts),
