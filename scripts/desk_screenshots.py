@@ -1,5 +1,6 @@
-"""The desk's screenshots (see scripts/desk-screenshots): the tables, a table at a version in the middle of a
-coup, a round's audit, the verification, and the croupier's panel at a table taking stakes."""
+"""The desk's screenshots (see scripts/desk-screenshots), made from the desk as it is: the tables, a table at a
+version in the middle of a coup, a round's audit, the verification, the croupier's panel at a punto banco table
+taking stakes, and that table on a phone's 360 px."""
 
 from __future__ import annotations
 
@@ -18,14 +19,37 @@ from tests.browser.desk_world import OPERATOR, Client, desk_server, played_table
 
 TOKEN_KEY = "zametano.desk.token"
 VIEWPORT = {"width": 1400, "height": 900}
+PHONE = {"width": 360, "height": 780}
 
 
-def shoot(page: Any, base: str, path: str, ready: str, out: Path, full: bool = False) -> None:
+def operators_page(browser: Any, viewport: dict[str, int]) -> Any:
+    """A page of a new browser context of that size, holding the operator's token as if it had been given."""
+    page = browser.new_context(viewport=viewport).new_page()
+    page.add_init_script(f"sessionStorage.setItem({json.dumps(TOKEN_KEY)}, {json.dumps(OPERATOR)})")
+    return page
+
+
+def shoot(page: Any, base: str, path: str, ready: str, out: Path, full: bool = False, top: str | None = None) -> None:
+    """The page at ``path`` once ``ready`` shows, whole (``full``) or as the screen shows it, scrolled so that
+    ``top`` (a selector) is at its top."""
     page.goto(base + path)
     page.wait_for_selector(ready)
+    if top:
+        page.locator(top).evaluate("e => e.scrollIntoView({block: 'start'})")
     page.wait_for_timeout(300)  # the last fonts and layout
     page.screenshot(path=str(out), full_page=full)
     print(f"{out.relative_to(ROOT) if out.is_relative_to(ROOT) else out}: {path}", file=sys.stderr)
+
+
+def taking_stakes(client: Client) -> str:
+    """A punto banco table past a few coups, taking the stakes of the next: anna's already on the felt."""
+    state = client.open("punto-banco")
+    table_id = state["table_id"]
+    state = client.play(table_id, state, lambda s: s["phase"] == "stakes" and s["round"] >= 3 and not s["stakes"],
+                        seed=7)
+    client.post(f"/tables/{table_id}/commands", {"command": "place_stake", "player": "anna", "spot": "banker",
+                                                 "amount": 100})
+    return table_id
 
 
 def first_version_of(client: Client, table_id: str, event_type: str) -> int:
@@ -47,23 +71,23 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory() as folder, desk_server(Path(folder)) as base, sync_playwright() as playwright:
         client = Client(base)
         tables = played_tables(client)
-        staking = client.open("chemin-de-fer")
-        client.play(staking["table_id"], staking, lambda s: s["phase"] == "stakes" and s["round"] >= 1, seed=5)
+        staking = taking_stakes(client)
         coup = tables["chemin-de-fer"]
         shown = first_version_of(client, coup, "HandsShown")
         lottery = tables["card-lottery"]
         browser = playwright.chromium.launch(executable_path=chromium, headless=True, args=["--no-sandbox"])
         try:
-            page = browser.new_context(viewport=VIEWPORT).new_page()
-            page.add_init_script(f"sessionStorage.setItem({json.dumps(TOKEN_KEY)}, {json.dumps(OPERATOR)})")
+            page = operators_page(browser, VIEWPORT)
             shoot(page, base, "/desk", "[data-table-id]", args.out / "tables.png")
             shoot(page, base, f"/desk/tables/{coup}?version={shown}", f'[data-testid="state"][data-version="{shown}"]',
                   args.out / "table.png")
             shoot(page, base, f"/desk/tables/{lottery}/rounds/1", "[data-check]", args.out / "round.png")
             shoot(page, base, f"/desk/tables/{lottery}/verify", '[data-testid="verdict"][data-verdict]',
                   args.out / "verify.png")
-            shoot(page, base, f"/desk/tables/{staking['table_id']}", '[data-testid="croupier"] form', args.out / "croupier.png",
-                  full=True)
+            ready = '[data-testid="croupier"] form'
+            shoot(page, base, f"/desk/tables/{staking}", ready, args.out / "croupier.png", full=True)
+            shoot(operators_page(browser, PHONE), base, f"/desk/tables/{staking}", ready, args.out / "phone.png",
+                  top='[data-testid="state"]')
         finally:
             browser.close()
             client.close()
