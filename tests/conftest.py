@@ -155,6 +155,7 @@ def _encodable(text: str) -> str:
 LONGEST_FIRST = [
     "tests/service/test_lost_commit_replies.py",  # 62: four shoes behind proxies that lose replies, waiting
     "tests/e2e/test_views_over_http.py",  # 50
+    "tests/browser/test_desk_reading.py",  # 61: a played desk at three widths, nine pages each
     "tests/browser/test_desk_a11y.py",  # 45
     "tests/browser/test_desk.py",  # 38
     "tests/e2e/test_play_over_http.py",  # 33

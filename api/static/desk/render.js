@@ -136,9 +136,10 @@ export function words(key) {
   return text.charAt(0).toUpperCase() + text.slice(1);
 }
 
-// An event's type, "LotteryCardsRevealed", in words: "Lottery cards revealed" (a line breaks between words only).
+// An event's type, "LotteryCardsRevealed", in words: "Lottery cards revealed" (a line breaks between words only);
+// "Stage2Began": "Stage 2 began".
 export function eventWords(type) {
-  const text = String(type).replace(/([a-z0-9])([A-Z])/g, "$1 $2").toLowerCase();
+  const text = String(type).replace(/([a-z0-9])([A-Z])/g, "$1 $2").replace(/([a-z])(\d)/g, "$1 $2").toLowerCase();
   return text.charAt(0).toUpperCase() + text.slice(1);
 }
 

@@ -1,12 +1,17 @@
-"""The desk holds from a phone to a wall screen, in a real browser (Chromium driven by Playwright) against the real
-server with played tables: at 360, 768 and 1920 px wide no page scrolls sideways and nothing is cut at the edge
-or inside a part of the page; the event log breaks an event's name between words only; on a phone's width
-axe-core's WCAG 2.1 A and AA rules find nothing serious or critical."""
+"""The desk a pit boss reads without training, in a real browser (Chromium driven by Playwright) against the real
+server with played tables: it holds from a phone to a wall screen (at 360, 768 and 1920 px wide no page scrolls
+sideways and nothing is cut at the edge or inside a part of the page; on a phone's width axe-core's WCAG 2.1 A
+and AA rules find nothing serious or critical); the event log breaks an event's name between words only; times
+are shown to the second with the whole timestamp on hover, and words instead of the service's field names; the
+newest tables come first; punto banco's stakes are one form and stay on the felt until they are paid; the Card
+lottery shows each stage's keys only in that stage."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 from typing import Any
+
+import re
 
 import pytest
 from playwright.sync_api import expect
@@ -143,3 +148,81 @@ def test_the_event_log_breaks_an_events_name_between_words_only(browser, desk, w
         assert page.evaluate(BROKEN_WORDS) == []
     finally:
         context.close()
+
+
+# A name as the service spells it (first_broken_version, read_model, place_stake) or a JSON object, in the text
+# a page shows.
+FIELD_NAME = re.compile(r"\b[a-z]+(?:_[a-z]+)+\b|\{\s*\"")
+
+
+def test_no_desk_page_shows_a_field_name_or_a_json_object_and_every_time_is_to_the_second(page, desk, seat):
+    for name in PAGES:
+        show(page, desk, seat, name)
+        text = page.locator("#view").inner_text()
+        assert not FIELD_NAME.findall(text), (name, FIELD_NAME.findall(text)[:5])
+        times = page.locator("#view time").evaluate_all("ts => ts.map(t => [t.textContent, t.title, t.dateTime])")
+        assert times or name in ("verify", "seat", "seat table"), name  # pages without a moment to show
+        for shown, title, stamp in times:
+            assert re.fullmatch(r"(\d{4}-\d\d-\d\d )?\d\d:\d\d:\d\d( UTC)?", shown), (name, shown)
+            assert stamp.startswith(stamp[:19]) and re.search(r"\d\d:\d\d:\d\d\.\d{6} UTC$", title), (name, title)
+
+
+def test_the_tables_are_listed_the_newest_first(page, desk, seat):
+    show(page, desk, seat, "tables")
+    shown = page.locator('[data-testid="tables"] tbody tr').evaluate_all("rows => rows.map(r => r.dataset.tableId)")
+    listed = desk.client.get("/tables")["tables"]
+    assert shown == [t["table_id"] for t in sorted(listed, key=lambda t: t["opened_at"], reverse=True)]
+
+
+def test_punto_bancos_stakes_are_one_form_of_player_spot_and_amount_whose_spots_are_the_players_own(page, desk):
+    table_id = desk.client.open("punto-banco")["table_id"]
+    desk.client.post(f"/tables/{table_id}/commands", {"command": "shuffle", "player": "marta"})
+    desk.client.post(f"/tables/{table_id}/commands", {"command": "cut", "player": "anna", "position": 100})
+    desk.client.post(f"/tables/{table_id}/commands", {"command": "place_stake", "player": "anna", "spot": "banker",
+                                                      "amount": 100})
+    open_desk(page, desk, f"/desk/tables/{table_id}")
+    form = page.locator('[data-testid="croupier"] form[data-command="place_stake"]')
+    expect(form).to_have_count(1)
+    spots = form.locator('select[name="spot"] option')
+
+    form.locator('select[name="player"]').select_option("anna")
+    expect(spots).to_have_text(["banker", "tie"])  # anna backs the banker: never the player as well
+    form.locator('select[name="player"]').select_option("boris")
+    expect(spots).to_have_text(["player", "banker", "tie"])
+    form.locator('select[name="spot"]').select_option("tie")
+    form.locator('input[name="amount"]').fill("40")
+    form.locator("button").click()
+
+    expect(page.locator('[data-testid="state"] [data-testid="stakes"] li[data-player="boris"]')).to_have_text(
+        "boris 40 on tie")
+    assert desk.client.get(f"/tables/{table_id}")["stakes"] == {"anna": {"banker": 100}, "boris": {"tie": 40}}
+
+
+def test_punto_bancos_stakes_stay_on_the_felt_from_the_coups_decision_until_they_are_paid(page, desk):
+    table_id = desk.tables["punto-banco"]
+    events = desk.client.get(f"/tables/{table_id}/events?limit=1000")["events"]
+    decided = next(e["version"] for e in events if e["type"] == "CoupDecided")
+    closed = [e for e in events if e["type"] == "StakesClosed" and e["version"] < decided][-1]["data"]["stakes"]
+    open_desk(page, desk, f"/desk/tables/{table_id}?version={decided}")
+    expect(page.locator('[data-testid="state"]')).to_have_attribute("data-version", str(decided))
+
+    shown = page.locator('[data-testid="stakes"] li').evaluate_all("ls => ls.map(l => l.dataset.player)")
+    assert shown == list(closed) and desk.client.get(f"/tables/{table_id}/state?version={decided}")["stakes"] == closed
+
+
+def test_the_card_lottery_shows_the_keys_of_stage_two_only_in_stage_two(page, desk):
+    table_id = desk.tables["card-lottery"]
+    events = desk.client.get(f"/tables/{table_id}/events?limit=1000")["events"]
+    began = next(e["version"] for e in events if e["type"] == "Stage2Began")
+    keys = '[data-testid="state"] dd[data-key]'
+
+    open_desk(page, desk, f"/desk/tables/{table_id}?version={began - 1}")
+    expect(page.locator('[data-testid="state"]')).to_have_attribute("data-version", str(began - 1))
+    in_stage_one = set(page.locator(keys).evaluate_all("ds => ds.map(d => d.dataset.key)"))
+    page.get_by_test_id("forward").click()
+    expect(page.locator('[data-testid="state"]')).to_have_attribute("data-version", str(began))
+    in_stage_two = set(page.locator(keys).evaluate_all("ds => ds.map(d => d.dataset.key)"))
+
+    stage_two = {"table", "leader", "to_beat", "turn", "penalty_piles"}
+    assert "lottery_cards" in in_stage_one and not stage_two & in_stage_one, in_stage_one
+    assert {"leader", "turn"} <= in_stage_two and "lottery_cards" not in in_stage_two, in_stage_two
