@@ -7,7 +7,7 @@ writes one line per request itself (api/logs.py).
 
 import os
 
-from api.server import child_exit, on_exit, on_starting, post_fork, post_worker_init  # noqa: F401 - gunicorn finds its hooks here by name
+from api.server import child_exit, on_exit, on_starting, post_fork, post_worker_init, when_ready  # noqa: F401 - gunicorn finds its hooks here by name
 from api.edge import max_connections, read_timeout
 from api.server import refuse, web_threads, worker_count, worker_settings
 from service.config import ConfigError, max_streams

@@ -42,6 +42,7 @@ from gunicorn.util import parse_address
 
 from api.edge import DEFAULT_MAX_CONNECTIONS, max_connections, read_timeout
 from service.config import ALL_VARIABLES, ConfigError, load, max_streams
+from service.startup_checks import check_named_files
 
 # Exit codes (docs/operations.md, "Exit codes"): gunicorn's own are 1 (an unexpected failure, with a traceback), 3 (a
 # worker failed to boot) and 4 (the app could not be loaded).
@@ -60,14 +61,15 @@ KEEPALIVE = 5
 DEFAULT_WORKERS = 2
 
 
-def web_threads(environ: Any = None) -> int:
+def web_threads(environ: Any = None, source: str = "WEB_THREADS") -> int:
+    """The threads per worker ``source`` (WEB_THREADS, or --threads through ``environ``) names: 1 or more."""
     value = (os.environ if environ is None else environ).get("WEB_THREADS") or str(DEFAULT_THREADS)
     try:
         threads = int(value)
     except ValueError:
-        raise ConfigError(f"WEB_THREADS must be a whole number of threads per worker (1 or more), not {value!r}") from None
+        raise ConfigError(f"{source} must be a whole number of threads per worker (1 or more), not {value!r}") from None
     if threads < 1:
-        raise ConfigError(f"WEB_THREADS must be 1 or more threads per worker, not {threads}")
+        raise ConfigError(f"{source} must be 1 or more threads per worker, not {threads}")
     return threads
 
 
@@ -135,12 +137,14 @@ def prepare_store() -> str:
     from service.signing import load_signer
     from service.store import probe_postgres
 
+    settings = load(make_dirs=False)
+    check_named_files(settings)  # every file a setting names read first: a wrong one leaves nothing written
+    if settings.module == "eventsourcing.postgres":
+        probe_postgres(settings.persistence)  # where the database is and why it does not answer, at once
     settings = load()
     signer = load_signer(settings)
     seed_keys = load_seed_keys(settings)  # made here, once, so that every worker reads the same keys
     credentials = load_credentials(settings)
-    if settings.module == "eventsourcing.postgres":
-        probe_postgres(settings.persistence)  # where the database is and why it does not answer, at once
     service = TablesService(settings, signer=signer, seed_keys=seed_keys)  # creates the tables unless CREATE_TABLE says not to
     try:
         service.check_store()  # a CIPHER_KEY that cannot read the store: a clear error, before any worker starts
@@ -163,7 +167,7 @@ def check_binds(binds: Iterable[str]) -> str | None:
     For gunicorn's bind addresses (``host:port``, ``[v6]:port``, ``unix:path``, ``fd://n``): raises
     ConfigError for any that others could reach while no tokens are set, else returns the warning to log
     (None with tokens)."""
-    if load().tokens:
+    if load(make_dirs=False).tokens:
         return None
     for bind in binds:
         address = parse_address(bind)
@@ -197,7 +201,14 @@ def on_starting(server: Any) -> None:
     # quarter of a second of CPU a worker, at every start and every restart of one). The app itself, its
     # connections and threads are still made in each worker (``load``).
     import api.app  # noqa: F401
-    server.log.info("Zametano on %s, events in %s", ", ".join(server.cfg.bind), store)
+    server.zametano_store = store  # said once the addresses are bound (when_ready)
+
+
+def when_ready(server: Any) -> None:
+    """gunicorn master, listening: the addresses it really listens on (``--port 0`` is a port the system
+    chose, known only now) and where the events are."""
+    listening = ", ".join(str(listener) for listener in server.LISTENERS) or ", ".join(server.cfg.bind)
+    server.log.info("Zametano on %s, events in %s", listening, getattr(server, "zametano_store", "?"))
 
 
 def prepared_store() -> str:
@@ -342,7 +353,7 @@ def listening_port(text: str) -> int:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="scripts/run", description="Serve the Zametano API under gunicorn.",
-        epilog="Environment variables read (README, 'Settings'): " + ", ".join(ALL_VARIABLES) + ".",
+        epilog="Environment variables read (README, 'Configuration'): " + ", ".join(ALL_VARIABLES) + ".",
     )
     parser.add_argument("--host", default=os.environ.get("HOST", "127.0.0.1"))
     parser.add_argument("--port", default=os.environ.get("PORT", "8000"), help="the port (PORT, default 8000)")
@@ -357,9 +368,11 @@ def main(argv: list[str] | None = None) -> int:
             workers = worker_count(args.workers, "--workers")
         else:
             workers = worker_count(os.environ.get("WEB_CONCURRENCY"), "WEB_CONCURRENCY")
-        threads = web_threads({"WEB_THREADS": args.threads} if args.threads is not None else None)
+        threads = (web_threads({"WEB_THREADS": args.threads}, "--threads") if args.threads is not None
+                   else web_threads())
         streams, connections = max_streams(), max_connections()
         read_timeout()  # read again by each worker; a wrong one stops the start here
+        check_named_files(load(make_dirs=False))  # every setting, and the files they name, before anything is made
         check_binds([bind])  # at once, before gunicorn starts; on_starting checks again what it binds
         check_free([bind])
         prepare_metrics_dir()  # before the store: preparing it imports prometheus_client
@@ -377,6 +390,7 @@ def main(argv: list[str] | None = None) -> int:
             "accesslog": None,
             "timeout": 60,
             "on_starting": on_starting,
+            "when_ready": when_ready,
             "post_fork": post_fork,
             "post_worker_init": post_worker_init,
             "child_exit": child_exit,

@@ -24,7 +24,6 @@ from eventsourcing.utils import Environment, resolve_topic
 
 from service.config import ConfigError, Settings
 from service.files import locked, read_secret, write_private
-from service.health import newest_notifications
 
 KEY_FILE = "cipher-key"
 KEY_BYTES = 32
@@ -66,6 +65,8 @@ class AtRest:
 def stored_in_clear(app: Any) -> bool | None:
     """None for a store without events; True when one of its newest events reads without a cipher (JSON,
     after the store's compressor), else False."""
+    from service.health import newest_notifications  # not at import: start-up reads key files before metrics exist
+
     notes = newest_notifications(app.recorder)
     if not notes:
         return None

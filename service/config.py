@@ -138,18 +138,23 @@ class Settings:
         return self.persistence["PERSISTENCE_MODULE"]
 
 
-def load(environ: Mapping[str, str] | None = None) -> Settings:
+def load(environ: Mapping[str, str] | None = None, *, make_dirs: bool = True) -> Settings:
+    """Every setting, checked, before anything is written: the data folder is made last (``make_dirs``), once
+    every value is known to be usable, so that a wrong one leaves nothing behind."""
+    from service.startup_checks import check_library_settings  # it reads ConfigError from here
+
     env = dict(os.environ if environ is None else environ)
     persistence = {k: env[k] for k in LIBRARY_VARIABLES if k in env}
     module = persistence.setdefault("PERSISTENCE_MODULE", "eventsourcing.sqlite")
     if module not in PERSISTENCE_MODULES:
         raise ConfigError(f"PERSISTENCE_MODULE is one of {', '.join(PERSISTENCE_MODULES)}, not {module!r}")
     data_dir = Path(env.get("ZAMETANO_DATA_DIR") or "var")
-    if module == "eventsourcing.sqlite" and "SQLITE_DBNAME" not in persistence:
-        make_data_dir(data_dir)
+    own_file = module == "eventsourcing.sqlite" and "SQLITE_DBNAME" not in persistence
+    if own_file:
         persistence["SQLITE_DBNAME"] = str(data_dir / "zametano.sqlite")
     if module == "eventsourcing.postgres":
         postgres_defaults(persistence, env)
+    check_library_settings(persistence)
     # The aggregate cache (fast-forwarded from the store, so safe across processes) and snapshots
     # together keep a command on a long table from replaying its whole history.
     persistence.setdefault("AGGREGATE_CACHE_MAXSIZE", "1000")
@@ -159,7 +164,7 @@ def load(environ: Mapping[str, str] | None = None) -> Settings:
         raise ConfigError("SNAPSHOT_INTERVAL must be a whole number") from exc
     if interval < 1:
         raise ConfigError("SNAPSHOT_INTERVAL must be at least 1")
-    return Settings(
+    settings = Settings(
         persistence=persistence,
         snapshot_interval=interval,
         statement_timeout=parse_statement_timeout(env.get("ZAMETANO_STATEMENT_TIMEOUT", "")),
@@ -179,6 +184,9 @@ def load(environ: Mapping[str, str] | None = None) -> Settings:
         player_audience=env.get("ZAMETANO_PLAYER_AUDIENCE", "").strip() or DEFAULT_PLAYER_AUDIENCE,
         **parse_player_issuer(env.get("ZAMETANO_PLAYER_ISSUER", ""), env.get("ZAMETANO_PLAYER_JWKS_FILE", "")),
     )
+    if own_file and make_dirs:
+        make_data_dir(data_dir)
+    return settings
 
 
 def postgres_defaults(persistence: dict[str, str], env: Mapping[str, str]) -> None:

@@ -162,16 +162,16 @@ def load_seed_keys(settings: Settings) -> SeedKeys:
     """The seed keys the settings name; every problem with the file is one ConfigError line."""
     if settings.seed_key_file:
         path = Path(settings.seed_key_file)
-        return SeedKeys(_read_keys(path, f"ZAMETANO_SEED_KEY_FILE {path}", follow=True), path)
+        return SeedKeys(read_keys(path, f"ZAMETANO_SEED_KEY_FILE {path}", follow=True), path)
     if settings.module == "eventsourcing.popo":
         return SeedKeys.in_memory()
     path = Path(settings.data_dir) / KEY_FILE
     what = f"the seed key file {path}"
     if path.exists():
-        return SeedKeys(_read_keys(path, what), path)
+        return SeedKeys(read_keys(path, what), path)
     with locked(path.parent, what):
         if path.exists():  # made by another process while this one waited for the lock
-            return SeedKeys(_read_keys(path, what), path)
+            return SeedKeys(read_keys(path, what), path)
         key = AESGCM.generate_key(bit_length=8 * KEY_BYTES)
         write_private(path, keys_text([key]), what)
         return SeedKeys([key], path, made=True)
@@ -183,7 +183,7 @@ def keys_text(keys: list[bytes]) -> bytes:
     return (json.dumps(body, indent=2) + "\n").encode("ascii")
 
 
-def _read_keys(path: Path, what: str, *, follow: bool = False) -> list[bytes]:
+def read_keys(path: Path, what: str, *, follow: bool = False) -> list[bytes]:
     data = read_secret(path, what, follow=follow)
     try:
         entries = json.loads(data)["keys"]
@@ -201,7 +201,7 @@ def rotate(path: Path) -> str:
     """Puts a new key first in the seed key file ``path``, keeping every other to open what it sealed;
     returns the new key's id (scripts/seed-key rotate)."""
     with locked(path.parent, f"the seed key file {path}"):
-        keys = _read_keys(path, f"the seed key file {path}", follow=True)
+        keys = read_keys(path, f"the seed key file {path}", follow=True)
         new = AESGCM.generate_key(bit_length=8 * KEY_BYTES)
         write_private(path.resolve(), keys_text([new, *keys]), f"the seed key file {path}")
     return key_id_of(new)

@@ -1,0 +1,126 @@
+"""What start-up checks before it writes anything: the library's settings and the files settings name.
+
+The library reads its variables only when it builds the store, after the server has made its data folder,
+its keys and an empty store, and a value it cannot use stops it with a traceback (an OSError for a number,
+a ValueError for a switch, a binascii.Error for a key that is not base64, a TopicError for a class it cannot
+import). Each is checked here first, so that a wrong value is one line naming the variable and what it
+takes (README "Configuration"), before anything is written.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import re
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from eventsourcing.utils import TopicError, resolve_topic
+
+from service.config import ConfigError
+
+if TYPE_CHECKING:
+    from service.config import Settings
+
+# Whole numbers of the library's, each of 0 or more (POSTGRES_PORT and SQLITE_LOCK_TIMEOUT apart).
+WHOLE_NUMBERS = ("POSTGRES_POOL_SIZE", "POSTGRES_MAX_OVERFLOW", "POSTGRES_MAX_WAITING",
+                 "POSTGRES_IDLE_IN_TRANSACTION_SESSION_TIMEOUT", "POSTGRES_LOCK_TIMEOUT", "SQLITE_LOCK_TIMEOUT",
+                 "AGGREGATE_CACHE_MAXSIZE")
+# The library's switches, read with its strtobool.
+SWITCHES = ("CREATE_TABLE", "POSTGRES_PRE_PING")
+SWITCH_WORDS = ("y", "yes", "t", "true", "on", "1", "n", "no", "f", "false", "off", "0")
+# Classes named by a topic (module:Class), imported by the library when it builds the store.
+TOPICS = ("CIPHER_TOPIC", "COMPRESSOR_TOPIC", "APPLICATION_RECORDER_TOPIC")
+# AES-GCM's key sizes in bytes (the library's AESCipher).
+CIPHER_KEY_SIZES = (16, 24, 32)
+SCHEMA_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_$]{0,62}")
+
+
+def check_library_settings(persistence: Mapping[str, str]) -> None:
+    """ConfigError, naming the variable and what it takes, for the first of the library's settings it could
+    not use."""
+    for name in WHOLE_NUMBERS:
+        value = persistence.get(name, "").strip()
+        if value and not value.isdigit():
+            raise ConfigError(f"{name} is a whole number (0 or more), or empty for the default, not {value!r}")
+    for name in SWITCHES:
+        value = persistence.get(name, "").strip()
+        if value and value.lower() not in SWITCH_WORDS:
+            raise ConfigError(f"{name} is y or n (also yes/no, true/false, on/off, 1/0), not {value!r}")
+    check_ports(persistence.get("POSTGRES_PORT", ""))
+    schema = persistence.get("POSTGRES_SCHEMA", "").strip()
+    if schema and not SCHEMA_NAME.fullmatch(schema):
+        raise ConfigError(f"POSTGRES_SCHEMA is the name of an existing schema (letters, digits, _ and $, not first "
+                          f"a digit), not {schema!r}")
+    for name in TOPICS:
+        check_topic(name, persistence.get(name, "").strip())
+    check_cipher_key(persistence.get("CIPHER_KEY", ""))
+
+
+def check_ports(text: str) -> None:
+    """POSTGRES_PORT: one port, or one for each host, comma-separated."""
+    for port in filter(None, (part.strip() for part in text.split(","))):
+        if not port.isdigit() or not 1 <= int(port) <= 65535:
+            raise ConfigError(f"POSTGRES_PORT is a port from 1 to 65535 (or one for each host, comma-separated), "
+                              f"not {text!r}")
+
+
+def check_topic(name: str, topic: str) -> None:
+    if not topic:
+        return
+    try:
+        resolve_topic(topic)
+    except (TopicError, ImportError, ValueError) as exc:
+        raise ConfigError(f"{name} names a class (module:Class) or module that cannot be imported: {topic!r} "
+                          f"({' '.join(str(exc).split())})") from None
+
+
+def check_cipher_key(key: str) -> None:
+    """CIPHER_KEY: base64 of 16, 24 or 32 bytes, as AESCipher.create_key makes one. Never quoted back."""
+    if not key:
+        return
+    try:
+        size = len(base64.b64decode(key.encode(), validate=True))
+    except (binascii.Error, ValueError):
+        raise ConfigError("CIPHER_KEY is not base64; make a key with python -c \"from eventsourcing.cipher import "
+                          "AESCipher; print(AESCipher.create_key(32))\"") from None
+    if size not in CIPHER_KEY_SIZES:
+        raise ConfigError(f"CIPHER_KEY is {size} bytes once decoded; an AES key is 16, 24 or 32 bytes (make one with "
+                          "python -c \"from eventsourcing.cipher import AESCipher; print(AESCipher.create_key(32))\")")
+
+
+def check_named_files(settings: Settings) -> None:
+    """Reads each key file a setting names, as the service will, before any key, keyring or store is made:
+    a file that is missing or unusable stops the start with nothing written. (A cipher key file named but
+    not there yet is made for a new store, so only one that exists is read.)"""
+    from service import atrest, credentials, seeds, signing
+
+    check_sqlite_folder(settings.persistence, Path(settings.data_dir))
+    if settings.signing_key_file:
+        path = Path(settings.signing_key_file)
+        signing.read_key(path, f"ZAMETANO_SIGNING_KEY_FILE {path}", follow=True)
+    if settings.seed_key_file:
+        path = Path(settings.seed_key_file)
+        seeds.read_keys(path, f"ZAMETANO_SEED_KEY_FILE {path}", follow=True)
+    if settings.player_key_file:
+        path = Path(settings.player_key_file)
+        signing.read_key(path, f"ZAMETANO_PLAYER_KEY_FILE {path}")
+    if settings.player_jwks_file:
+        credentials.read_jwks(Path(settings.player_jwks_file))
+    if settings.cipher_key_file and Path(settings.cipher_key_file).exists():
+        path = Path(settings.cipher_key_file)
+        atrest.read_key(path, f"ZAMETANO_CIPHER_KEY_FILE {path}", True)
+
+
+def check_sqlite_folder(persistence: Mapping[str, str], data_dir: Path) -> None:
+    """SQLITE_DBNAME, when set, names a file in a folder that exists: SQLite makes the file, never its folder
+    (the data folder, the default file's, is made by the service)."""
+    name = persistence.get("SQLITE_DBNAME", "")
+    if persistence.get("PERSISTENCE_MODULE") != "eventsourcing.sqlite" or not name or name.startswith("file:") \
+            or ":memory:" in name:
+        return
+    folder = Path(name).parent
+    if folder != data_dir and not folder.is_dir():
+        raise ConfigError(f"SQLITE_DBNAME {name}: the folder {folder} does not exist; make it, or name a file in "
+                          "a folder that does")
