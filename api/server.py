@@ -350,8 +350,15 @@ def listening_port(text: str) -> int:
     return int(text)
 
 
+class OneLineParser(argparse.ArgumentParser):
+    """A mistake in the arguments is one line and exit 2, as every other refusal to start (not the usage)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(EXIT_REFUSED, f"error: {message} (scripts/run --help shows the usage)\n")
+
+
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
+    parser = OneLineParser(
         prog="scripts/run", description="Serve the Zametano API under gunicorn.",
         epilog="Environment variables read (README, 'Configuration'): " + ", ".join(ALL_VARIABLES) + ".",
     )

@@ -13,6 +13,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from _args import Parser, whole, sizes as sizes_text  # noqa: E402
+
 from _bench import build, drop_schema, postgres_env, progress, write_section  # noqa: E402
 from service.application import TablesService  # noqa: E402
 from service.config import load  # noqa: E402
@@ -58,10 +60,10 @@ def measure(env: dict[str, str], mode: str, table_id: str, ops: int, repeat: int
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--sizes", default="100,2000,10000")
-    parser.add_argument("--repeat", type=int, default=5)
-    parser.add_argument("--ops", type=int, default=20)
+    parser = Parser(description=__doc__)
+    parser.add_argument("--sizes", type=sizes_text, default="100,2000,10000")
+    parser.add_argument("--repeat", type=whole(1), default=5)
+    parser.add_argument("--ops", type=whole(1), default=20)
     parser.add_argument("--no-postgres", action="store_true")
     parser.add_argument("--output", default=str(ROOT / "docs" / "benchmarks.md"))
     args = parser.parse_args()

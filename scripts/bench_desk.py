@@ -18,6 +18,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from _args import Parser, whole  # noqa: E402
+
 from _bench import markdown_table, median_of, number, progress, write_section  # noqa: E402
 from bench_http import BenchError, Player, Servers, machine  # noqa: E402
 
@@ -141,9 +143,9 @@ def section(args: argparse.Namespace, rounds: list[Round], elapsed: float, load:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--rounds", type=int, default=2, help="times the visits are made (a new browser each)")
-    parser.add_argument("--visits", type=int, default=4, help="first visits (each with its repeat visit) a round")
+    parser = Parser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--rounds", type=whole(1), default=2, help="times the visits are made (a new browser each)")
+    parser.add_argument("--visits", type=whole(1), default=4, help="first visits (each with its repeat visit) a round")
     parser.add_argument("--chromium", help="Chromium's executable (else ZAMETANO_CHROMIUM, else chromium on PATH)")
     parser.add_argument("--no-docs", action="store_true", help="print the table, leave docs/benchmarks.md alone")
     parser.add_argument("--output", default=str(ROOT / "docs" / "benchmarks.md"))

@@ -14,6 +14,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from _args import Parser, whole  # noqa: E402
+
 from _bench import FAST, drop_schema, postgres_env, progress, write_section  # noqa: E402
 from service.application import TablesService  # noqa: E402
 from service.config import load  # noqa: E402
@@ -67,10 +69,10 @@ def fresh_store(name: str, tmp: str, run: int) -> tuple[dict[str, str], str | No
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--commands", type=int, default=1000)
-    parser.add_argument("--tables", type=int, default=4)
-    parser.add_argument("--repeat", type=int, default=3)
+    parser = Parser(description=__doc__)
+    parser.add_argument("--commands", type=whole(1), default=1000)
+    parser.add_argument("--tables", type=whole(1), default=4)
+    parser.add_argument("--repeat", type=whole(1), default=3)
     parser.add_argument("--no-postgres", action="store_true")
     parser.add_argument("--output", default=str(ROOT / "docs" / "benchmarks.md"))
     args = parser.parse_args()

@@ -33,6 +33,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from _args import Parser, whole, seconds  # noqa: E402
+
 from eventsourcing.application import Application  # noqa: E402
 from eventsourcing.domain import Aggregate, event  # noqa: E402
 
@@ -1058,9 +1060,9 @@ def temporary() -> Iterator[Path]:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--rounds", type=int, default=3, help="times every configuration runs (interleaved)")
-    parser.add_argument("--seconds", type=float, default=5.0, help="timed seconds per measurement")
+    parser = Parser(description=__doc__)
+    parser.add_argument("--rounds", type=whole(1), default=3, help="times every configuration runs (interleaved)")
+    parser.add_argument("--seconds", type=seconds(0.1), default=5.0, help="timed seconds per measurement")
     parser.add_argument("--quick", action="store_true", help="a short smoke run: 1 round of 1.5 s; docs not written")
     parser.add_argument("--only", help="configurations or groups, comma-separated; docs not written")
     parser.add_argument("--seed", type=int, default=1)

@@ -16,6 +16,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from _args import Parser, whole, sizes as sizes_text  # noqa: E402
+
 from _bench import FAST, build, drop_schema, postgres_env, progress, write_section  # noqa: E402
 from service.application import TablesService  # noqa: E402
 from service.config import load  # noqa: E402
@@ -106,10 +108,10 @@ def duration(seconds: float) -> str:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--sizes", default="1000,10000,100000", help="history lengths, comma-separated")
-    parser.add_argument("--repeat", type=int, default=5, help="runs per cell")
-    parser.add_argument("--ops", type=int, default=20, help="operations of each kind per run")
+    parser = Parser(description=__doc__)
+    parser.add_argument("--sizes", type=sizes_text, default="1000,10000,100000", help="history lengths, comma-separated")
+    parser.add_argument("--repeat", type=whole(1), default=5, help="runs per cell")
+    parser.add_argument("--ops", type=whole(1), default=20, help="operations of each kind per run")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--no-postgres", action="store_true")
     parser.add_argument("--output", default=str(ROOT / "docs" / "benchmarks.md"))

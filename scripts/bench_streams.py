@@ -21,6 +21,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from _args import Parser, whole, seconds  # noqa: E402
+
 from _bench import (  # noqa: E402
     Target,
     drop_schema,
@@ -291,12 +293,12 @@ def medians(runs: dict[str, list[Measure]]) -> dict[str, Measure]:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--rounds", type=int, default=3, help="times each configuration runs (interleaved)")
-    parser.add_argument("--seconds", type=float, default=5.0, help="timed seconds per measurement")
-    parser.add_argument("--clients", type=int, default=4, help="clients playing a table each")
-    parser.add_argument("--streams", type=int, default=100, help="streams open in the second configuration")
-    parser.add_argument("--workers", type=int, default=4)
+    parser = Parser(description=__doc__)
+    parser.add_argument("--rounds", type=whole(1), default=3, help="times each configuration runs (interleaved)")
+    parser.add_argument("--seconds", type=seconds(0.1), default=5.0, help="timed seconds per measurement")
+    parser.add_argument("--clients", type=whole(1), default=4, help="clients playing a table each")
+    parser.add_argument("--streams", type=whole(1), default=100, help="streams open in the second configuration")
+    parser.add_argument("--workers", type=whole(1), default=4)
     parser.add_argument("--no-docs", action="store_true", help="print the tables, leave docs/benchmarks.md alone")
     parser.add_argument("--output", default=str(ROOT / "docs" / "benchmarks.md"))
     args = parser.parse_args()

@@ -14,6 +14,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from _args import Parser  # noqa: E402
+
 from tests.browser.conftest import find_chromium  # noqa: E402
 from tests.browser.desk_world import OPERATOR, Client, desk_server, played_tables  # noqa: E402
 
@@ -58,9 +60,12 @@ def first_version_of(client: Client, table_id: str, event_type: str) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__)
+    parser = Parser(description=__doc__)
     parser.add_argument("--out", type=Path, default=ROOT / "docs" / "desk", help="folder of the PNG files")
     args = parser.parse_args(argv)
+    existing = next((p for p in (args.out, *args.out.parents) if p.exists()), None)
+    if existing is not None and not existing.is_dir():
+        parser.error(f"--out {args.out}: {existing} is a file, not a folder to write the pictures in")
     chromium = find_chromium()
     if chromium is None:
         print("desk-screenshots: no Chromium found (apt-get install chromium, or set ZAMETANO_CHROMIUM)", file=sys.stderr)

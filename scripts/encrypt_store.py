@@ -25,19 +25,21 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from _args import Parser, whole  # noqa: E402
+
 BATCH = 1000
 PROGRESS_EVERY = 2.0  # seconds between progress lines
 
 
 def parse(argv: list[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="scripts/encrypt-store",
         description=__doc__.splitlines()[0].split(": ", 1)[1],
         epilog="Example: ./scripts/encrypt-store var/zametano-encrypted.sqlite, then stop the server, set "
                "SQLITE_DBNAME=var/zametano-encrypted.sqlite (PostgreSQL: POSTGRES_SCHEMA=<the schema>) and start it.",
     )
     parser.add_argument("target", help="the new store: an SQLite file (SQLite), or a schema name (PostgreSQL)")
-    parser.add_argument("--batch", type=int, default=BATCH, help=f"events copied per transaction (default {BATCH})")
+    parser.add_argument("--batch", type=whole(1), default=BATCH, help=f"events copied per transaction (default {BATCH})")
     return parser.parse_args(argv)
 
 

@@ -22,6 +22,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+
+from _args import Parser, whole, seconds  # noqa: E402
 sys.path.insert(0, str(ROOT / "scripts"))
 
 from _bench import PG, PG_PASSWORD, drop_schema, markdown_table, pg_connect, progress, write_section  # noqa: E402
@@ -131,10 +133,10 @@ def report(parts: Counter[str], measure: dict[str, float], worker_ms: float, arg
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--seconds", type=float, default=20.0, help="sampled seconds")
-    parser.add_argument("--clients", type=int, default=4, help="clients, each with its own table")
-    parser.add_argument("--rate", type=int, default=250, help="samples a second")
+    parser = Parser(description=__doc__)
+    parser.add_argument("--seconds", type=seconds(0.1), default=20.0, help="sampled seconds")
+    parser.add_argument("--clients", type=whole(1), default=4, help="clients, each with its own table")
+    parser.add_argument("--rate", type=whole(1), default=250, help="samples a second")
     parser.add_argument("--no-docs", action="store_true", help="print the table, leave docs/benchmarks.md alone")
     parser.add_argument("--output", default=str(ROOT / "docs" / "benchmarks.md"))
     parser.add_argument("--keep-raw", help="also keep py-spy's collapsed stacks in this file")

@@ -13,12 +13,14 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from _args import Parser  # noqa: E402
+
 from service.config import ConfigError, load  # noqa: E402
 from service.seeds import KEY_FILE, rotate  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="scripts/seed-key", description=__doc__.splitlines()[0])
+    parser = Parser(prog="scripts/seed-key", description=__doc__.splitlines()[0])
     parser.add_argument("action", choices=["rotate"])
     parser.parse_args(argv)
     try:
