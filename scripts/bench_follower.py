@@ -3,7 +3,6 @@ scripts/bench-follower)."""
 
 from __future__ import annotations
 
-import argparse
 import random
 import statistics
 import sys

@@ -4,7 +4,6 @@ taking stakes, and that table on a phone's 360 px."""
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 import tempfile

@@ -6,7 +6,6 @@ key that sealed them. Exit status: 0 rotated, 2 the file cannot be used (one lin
 
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 
