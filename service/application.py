@@ -9,6 +9,7 @@ service/replay.py, and every save tells the live streams' hub at once.
 
 from __future__ import annotations
 
+import logging
 import threading
 from typing import Any
 from uuid import UUID
@@ -29,6 +30,7 @@ from service.signing import Signer
 # Kept importable here: callers name the application's clock and seed source by this module.
 utc_now = bootstrap.utc_now
 fresh_seed = bootstrap.fresh_seed
+log = logging.getLogger("zametano.store")
 
 
 class TablesService(Commands, Queries, History, Health, Application):
@@ -108,7 +110,15 @@ class TablesService(Commands, Queries, History, Health, Application):
         for aggregate_id in crossed:
             aggregate = processing_event.aggregates[aggregate_id]
             snapshot_class = getattr(type(aggregate), "Snapshot", type(self).snapshot_class)
-            self.snapshots.put([snapshot_class.take(aggregate)])
+            try:
+                self.snapshots.put([snapshot_class.take(aggregate)])
+            except Exception as exc:
+                # The command is committed: a snapshot that cannot be written (the store's disk full, its
+                # file read-only) only costs the next reads some replay, never the command its answer.
+                if store.as_outage(exc) is None:
+                    raise
+                log.warning("snapshot of table %s at version %d not written: %s", aggregate_id, aggregate.version,
+                            store.one_line(exc))
 
     def _due(self, event: Any, aggregates: dict[Any, Any]) -> bool:
         aggregate = aggregates.get(event.originator_id)

@@ -20,6 +20,7 @@ from domain.games import GAMES
 from domain.sight import EVERYTHING, Viewer
 from domain.table import Table
 from service import idempotency, metrics, present, replay, store
+from service.embedded import NotWritten
 from service.errors import ConcurrentWrite, VersionMismatch
 
 RETRIES = 5
@@ -148,8 +149,8 @@ class Commands:
         """After a failed save: the command's response if the save committed after all; None if it did not
         and the command may be decided again; the failure again if it is no outage (nothing was written) or
         if this was the last attempt."""
-        if store.as_outage(failure) is None:
-            raise failure
+        if store.as_outage(failure) is None or isinstance(failure, NotWritten):
+            raise failure  # no outage, or a write refused before it began: nothing to look up, nor to retry
         earlier = idempotency.settle(self, table_id, command, key, body_sha, viewer, failure)
         if earlier is None and last:
             raise failure

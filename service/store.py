@@ -34,7 +34,7 @@ from eventsourcing.postgres import ConnectionPool, PostgresFactory
 from psycopg_pool import PoolTimeout, TooManyRequests
 from psycopg_pool.base import AttemptWithBackoff
 
-from service import metrics
+from service import embedded, metrics
 from service.config import ConfigError
 from service.errors import StoreUnavailable
 
@@ -43,10 +43,11 @@ PING_TIMEOUT = 2.0  # seconds /readyz waits for the store, below the 3 s a load 
 WAIT_SLICE = 0.25  # a waiting request looks this often whether the database has been found down
 # TCP keepalives: a peer that vanished without closing (network cut) is noticed after about 25 s.
 KEEPALIVES = {"keepalives": 1, "keepalives_idle": 10, "keepalives_interval": 5, "keepalives_count": 3}
-# SQLite's errors that mean "busy or unreachable", as opposed to a broken schema or a bug.
+# SQLite's errors that mean "busy or unreachable", as opposed to a broken schema or a bug; the faults of its
+# file (full, read-only, gone) are service/embedded.py's.
 SQLITE_OUTAGES = ("locked", "busy", "unable to open", "disk i/o")
 # The exceptions among which as_outage() finds the outages.
-STORE_ERRORS = (OperationalError, InterfaceError, psycopg.OperationalError, psycopg.InterfaceError)
+STORE_ERRORS = (OperationalError, InterfaceError, psycopg.OperationalError, psycopg.InterfaceError, sqlite3.Error)
 
 log = logging.getLogger("zametano.store")
 
@@ -154,7 +155,9 @@ class StorePool(ConnectionPool):  # type: ignore[type-arg]
 
 
 def harden(factory: Any, statement_timeout: float) -> None:
-    """Gives a PostgreSQL factory's datastore a StorePool (before anything has opened its pool)."""
+    """Gives a PostgreSQL factory's datastore a StorePool (before anything has opened its pool), an SQLite
+    factory's a pool that makes its file's faults outages (service/embedded.py)."""
+    embedded.guard(factory)
     if isinstance(factory, PostgresFactory) and not isinstance(factory.datastore.pool, StorePool):
         attrs = factory.env.get("POSTGRES_TARGET_SESSION_ATTRS") or "any"
         factory.datastore.pool = StorePool.replacing(factory.datastore.pool, statement_timeout, attrs)
@@ -163,6 +166,8 @@ def harden(factory: Any, statement_timeout: float) -> None:
 def ping(app: Any, timeout: float = PING_TIMEOUT) -> None:
     """Raises StoreUnavailable unless the event store answers within ``timeout`` seconds."""
     pool = getattr(getattr(app.factory, "datastore", None), "pool", None)
+    if isinstance(pool, embedded.GuardedPool) and (problem := pool.gate.problem()) is not None:
+        raise StoreUnavailable(problem, retry_after=embedded.RETRY_AFTER)  # a write now would fail
     if not isinstance(pool, StorePool):
         try:
             app.recorder.select_events(UUID(int=0), limit=1)
@@ -190,10 +195,14 @@ def as_outage(exc: BaseException) -> StoreUnavailable | None:
         return exc
     if isinstance(exc, (psycopg.OperationalError, psycopg.InterfaceError, PoolTimeout)):
         return StoreUnavailable(str(exc))
+    if embedded.is_file_fault(exc):
+        return StoreUnavailable(one_line(exc), retry_after=embedded.RETRY_AFTER)
+    if isinstance(exc, sqlite3.Error) and any(s in str(exc).lower() for s in SQLITE_OUTAGES):
+        return StoreUnavailable(one_line(exc))  # raised as SQLite raises it, outside the library's wrapping
     if isinstance(exc, (OperationalError, InterfaceError)):
         cause = exc.__cause__
         if isinstance(cause, sqlite3.Error) and not any(s in str(cause).lower() for s in SQLITE_OUTAGES):
-            return None  # e.g. "no such table": a broken store, not an outage
+            return None  # e.g. a syntax error: a broken store, not an outage
         if isinstance(cause, StoreUnavailable):
             return cause
         return StoreUnavailable(str(exc))

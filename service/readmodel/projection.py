@@ -106,10 +106,14 @@ class Projection:
             try:
                 table.process_event(seq, event, data)
             except Exception as exc:  # noqa: BLE001 - any failure is this table's alone
+                if _outage(exc):
+                    raise
                 raise ProjectionFailed(event.originator_version, exc) from exc
         try:
             return table.close()
         except Exception as exc:  # noqa: BLE001
+            if _outage(exc):
+                raise
             raise ProjectionFailed(items[-1][1].originator_version, exc) from exc
 
     def _failure(
@@ -212,3 +216,11 @@ def _kind(e: Any) -> bool | None:
     if isinstance(e, TableEvent):
         return True
     return topic_kind(e.topic) if isinstance(e, Unreadable) else None
+
+
+def _outage(exc: Exception) -> bool:
+    """The store itself failed (service/store.py): no table's fault, so none is marked failed; the batch is
+    indexed again once the store is back."""
+    from service.store import as_outage  # not at import: the store's module reads the read model's
+
+    return as_outage(exc) is not None
