@@ -163,6 +163,7 @@ LONGEST_FIRST = [
     "tests/e2e/test_punto_banco_over_http.py",  # 30
     "tests/e2e/test_streams_over_http.py",  # 28
     "tests/e2e/test_startup_refusals.py",  # 23
+    "tests/e2e/test_store_faults.py",  # 21: four faults of the SQLite file under load, a server started and stopped
     "tests/service/test_audit.py",  # 23
     "tests/e2e/test_players_over_http.py",  # 20
     "tests/api/test_schemathesis.py",  # 19

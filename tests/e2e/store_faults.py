@@ -94,6 +94,7 @@ class Answer:
     content_type: str = ""
     retry_after: str | None = None
     body: Any = None
+    done: float = 0.0  # monotonic, when answered
 
 
 @dataclass
@@ -108,6 +109,7 @@ class Client:
     state: dict[str, Any]
     seed: int
     keyed: bool
+    pause: float = 0.0  # seconds between two commands
     answers: list[Answer] = field(default_factory=list)
     receipts: list[dict[str, Any]] = field(default_factory=list)
     behind: list[Answer] = field(default_factory=list)
@@ -126,6 +128,7 @@ class Client:
                 body = r.text
             answer = Answer(at, method, path, r.status_code, r.headers.get("Content-Type", ""),
                             r.headers.get("Retry-After"), body)
+        answer.done = time.monotonic()
         self.answers.append(answer)
         return answer
 
@@ -145,6 +148,7 @@ class Client:
             if answer.status == 200:
                 self.receipts.append(answer.body)
                 self.state = answer.body["state"]
+            time.sleep(self.pause)
 
     def command(self, body: dict[str, Any], key: dict[str, str]) -> Answer:
         return self.ask("POST", f"/tables/{self.table_id}/commands", json=body, headers=key)
@@ -171,7 +175,8 @@ class Client:
 class Measured:
     fault: str
     began: float
-    ended: float
+    ending: float  # when the fault's end was begun
+    ended: float  # when it was done
     answers: list[Answer]
     readiness: list[Answer]
     behind: int
@@ -197,8 +202,8 @@ class Measured:
 
     @property
     def unready_during(self) -> bool:
-        """/readyz said not ready from a second into the fault until its end."""
-        during = [a for a in self.readiness if self.began + 1.0 <= a.at < self.ended]
+        """/readyz said not ready from a second into the fault until its end (answered before it ended)."""
+        during = [a for a in self.readiness if self.began + 1.0 <= a.at and a.done < self.ending]
         return bool(during) and all(a.status == 503 for a in during)
 
 
@@ -219,13 +224,13 @@ def faulty_server(folder: Path, log: Path, workers: int = 2) -> Iterator[tuple[s
         yield str(server), data, db
 
 
-def open_clients(base: str, count: int) -> list[Client]:
+def open_clients(base: str, count: int, pause: float = 0.0) -> list[Client]:
     clients = []
     for i in range(count):
         r = requests.post(f"{base}/tables", json={"game": "chemin-de-fer", "players": PLAYERS, "rules": {"decks": 2}},
                           timeout=ANSWER_WITHIN)
         r.raise_for_status()
-        clients.append(Client(base, r.json()["table_id"], r.json(), seed=i, keyed=i % 2 == 0))
+        clients.append(Client(base, r.json()["table_id"], r.json(), seed=i, keyed=i % 2 == 0, pause=pause))
     return clients
 
 
@@ -252,15 +257,16 @@ def under_faults(base: str, data: Path, db: Path, clients: list[Client], faults:
             time.sleep(settle)
             behind_before = sum(len(c.behind) for c in clients)
             say(f"{name}: {lasting:g} s")
-            began = time.monotonic()
             FAULTS[name].begin(data, db)
+            began = time.monotonic()  # the fault in place (a disk filled takes dd a moment)
             time.sleep(lasting)
+            ending = time.monotonic()
             FAULTS[name].end(data, db)
             ended = time.monotonic()
             time.sleep(settle)
             answers = [a for c in clients for a in c.answers if a.at >= began - 0.001]
             behind = sum(len(c.behind) for c in clients) - behind_before
-            measured.append(Measured(name, began, ended, answers, list(readiness), behind))
+            measured.append(Measured(name, began, ending, ended, answers, list(readiness), behind))
     finally:
         stop.set()
         for t in threads:
