@@ -1,6 +1,8 @@
-"""The embedded (SQLite) store under faults of its file: a full disk, a file or folder made read-only, a file
-gone. Each is an outage (service/store.py's StoreUnavailable, a 503 with Retry-After), never a failure
-(a 500), and the service recovers by itself once the fault ends.
+"""The embedded (SQLite) store's file faults made outages, from which the service recovers by itself.
+
+A full disk, a file or folder made read-only, a file gone: each is an outage (service/store.py's
+StoreUnavailable, a 503 with Retry-After), never a failure (a 500), and the service serves again by itself
+once the fault ends.
 
 SQLite alone does not make them so: a connection keeps writing through the file it opened whatever its
 mode becomes, a connection opened while the file is read-only stays read-only after the fault has gone,

@@ -12,10 +12,11 @@ from __future__ import annotations
 import base64
 import binascii
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from eventsourcing.persistence import ApplicationRecorder, Cipher
 from eventsourcing.utils import TopicError, resolve_topic
 
 from service.config import ConfigError
@@ -34,6 +35,8 @@ SWITCH_WORDS = ("y", "yes", "t", "true", "on", "1", "n", "no", "f", "false", "of
 TOPICS = ("CIPHER_TOPIC", "COMPRESSOR_TOPIC", "APPLICATION_RECORDER_TOPIC")
 # AES-GCM's key sizes in bytes (the library's AESCipher).
 CIPHER_KEY_SIZES = (16, 24, 32)
+# The first bytes of every SQLite database file.
+SQLITE_HEADER = b"SQLite format 3\x00"
 SCHEMA_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_$]{0,62}")
 
 
@@ -56,6 +59,9 @@ def check_library_settings(persistence: Mapping[str, str]) -> None:
     for name in TOPICS:
         check_topic(name, persistence.get(name, "").strip())
     check_cipher_key(persistence.get("CIPHER_KEY", ""))
+    if persistence.get("CIPHER_TOPIC", "").strip() and not persistence.get("CIPHER_KEY"):
+        raise ConfigError("CIPHER_TOPIC is the class CIPHER_KEY is used with: set CIPHER_KEY too, or leave "
+                          "CIPHER_TOPIC unset (the cipher key file's events are read with the default class)")
 
 
 def check_ports(text: str) -> None:
@@ -67,13 +73,31 @@ def check_ports(text: str) -> None:
 
 
 def check_topic(name: str, topic: str) -> None:
+    """A topic that imports, and names what the library will use it as."""
     if not topic:
         return
     try:
-        resolve_topic(topic)
+        found = resolve_topic(topic)
     except (TopicError, ImportError, ValueError) as exc:
         raise ConfigError(f"{name} names a class (module:Class) or module that cannot be imported: {topic!r} "
                           f"({' '.join(str(exc).split())})") from None
+    kind, fits = TOPIC_KINDS[name]
+    if not fits(found):
+        raise ConfigError(f"{name} names {kind}, and {topic!r} is not one")
+
+
+def _is_subclass(base: type) -> Callable[[object], bool]:
+    return lambda found: isinstance(found, type) and issubclass(found, base)
+
+
+# What each topic must name, and how to tell.
+TOPIC_KINDS: dict[str, tuple[str, Callable[[object], bool]]] = {
+    "CIPHER_TOPIC": ("a cipher class (e.g. eventsourcing.cryptography:AESCipher)", _is_subclass(Cipher)),
+    "COMPRESSOR_TOPIC": ("a compressor (e.g. zlib), with compress and decompress",
+                         lambda found: hasattr(found, "compress") and hasattr(found, "decompress")),
+    "APPLICATION_RECORDER_TOPIC": ("an application recorder class (e.g. service.onetrip:OneTripRecorder)",
+                                   _is_subclass(ApplicationRecorder)),
+}
 
 
 def check_cipher_key(key: str) -> None:
@@ -124,3 +148,12 @@ def check_sqlite_folder(persistence: Mapping[str, str], data_dir: Path) -> None:
     if folder != data_dir and not folder.is_dir():
         raise ConfigError(f"SQLITE_DBNAME {name}: the folder {folder} does not exist; make it, or name a file in "
                           "a folder that does")
+    try:
+        with open(name, "rb") as file:
+            head = file.read(len(SQLITE_HEADER))
+    except FileNotFoundError:
+        return  # a new store, made at start
+    except OSError as exc:
+        raise ConfigError(f"SQLITE_DBNAME {name} cannot be read: {exc.strerror or exc}") from None
+    if head and head != SQLITE_HEADER:
+        raise ConfigError(f"SQLITE_DBNAME {name} is not an SQLite database; name the store's file, or a new one")

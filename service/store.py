@@ -272,7 +272,11 @@ def probe_postgres(persistence: dict[str, str]) -> None:
             password=persistence.get("POSTGRES_PASSWORD", ""),
             connect_timeout=timeout,
             target_session_attrs=persistence.get("POSTGRES_TARGET_SESSION_ATTRS") or "any",
-        ):
+        ) as conn:
+            schema = persistence.get("POSTGRES_SCHEMA") or "public"
+            if conn.execute("SELECT 1 FROM pg_namespace WHERE nspname = %s", (schema,)).fetchone() is None:
+                raise ConfigError(f"POSTGRES_SCHEMA {schema} does not exist in {where}: create it first "
+                                  f"(CREATE SCHEMA {schema}), or name one that does")
             return
     except psycopg.Error as exc:
         # libpq says "connection to server at "h", port p failed: FATAL:  <reason>": the reason is the news.

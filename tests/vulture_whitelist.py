@@ -30,6 +30,10 @@ _.Worker
 _.check_config
 _.get_thread_pool
 _.readline
+# eventsourcing: its SQLite pool calls _create_connection() for each new connection (service/embedded.py),
+# and sqlite3 reads a connection's row_factory.
+_._create_connection
+_.row_factory
 # Python: a module's __getattr__ answers `from api.server import Server` (scripts/bench_http.py).
 __getattr__
 
