@@ -9,11 +9,12 @@ import os
 
 from api.server import child_exit, on_exit, on_starting, post_fork, post_worker_init, when_ready  # noqa: F401 - gunicorn finds its hooks here by name
 from api.edge import max_connections, read_timeout
-from api.server import refuse, web_threads, worker_count, worker_settings
+from api.server import check_bind, refuse, web_threads, worker_count, worker_settings
 from service.config import ConfigError, max_streams
 
 bind = os.environ.get("BIND", "127.0.0.1:8000")
 try:
+    check_bind(bind)
     workers = worker_count(os.environ.get("WEB_CONCURRENCY"), "WEB_CONCURRENCY")
     # WEB_THREADS requests at once per worker (threaded workers, with keep-alive), plus one for each of its
     # ZAMETANO_MAX_STREAMS live streams, each connection read by a thread of its own within ZAMETANO_READ_TIMEOUT

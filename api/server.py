@@ -96,6 +96,16 @@ def worker_count(text: str | None, source: str) -> int:
     return int(value)
 
 
+def check_bind(bind: str) -> None:
+    """ConfigError for a BIND gunicorn cannot read (it would stop with a traceback)."""
+    try:
+        address = parse_address(bind)
+        if isinstance(address, tuple) and not 0 <= address[1] <= 65535:
+            raise ValueError(f"{address[1]} is not a port")
+    except (RuntimeError, ValueError) as exc:
+        raise ConfigError(f"BIND is host:port, [ipv6]:port or unix:path, not {bind!r} ({exc})") from None
+
+
 def check_free(binds: Iterable[str]) -> None:
     """ConfigError for an address another process already listens on: gunicorn would try five times over five
     seconds and stop with a dozen lines and exit code 1."""

@@ -58,14 +58,14 @@ def measure(env: dict[str, str], mode: str, table_id: str, ops: int, repeat: int
     return {k: statistics.median(v) * 1000 for k, v in samples.items()}
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
     parser = Parser(description=__doc__)
     parser.add_argument("--sizes", type=sizes_text, default="100,2000,10000")
     parser.add_argument("--repeat", type=whole(1), default=5)
     parser.add_argument("--ops", type=whole(1), default=20)
     parser.add_argument("--no-postgres", action="store_true")
     parser.add_argument("--output", default=str(ROOT / "docs" / "benchmarks.md"))
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     sizes = [int(s) for s in args.sizes.split(",")]
     rng = random.Random(1)
     backends: list[tuple[str, dict[str, str], str | None]] = []

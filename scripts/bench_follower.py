@@ -67,14 +67,14 @@ def fresh_store(name: str, tmp: str, run: int) -> tuple[dict[str, str], str | No
     return pg
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
     parser = Parser(description=__doc__)
     parser.add_argument("--commands", type=whole(1), default=1000)
     parser.add_argument("--tables", type=whole(1), default=4)
     parser.add_argument("--repeat", type=whole(1), default=3)
     parser.add_argument("--no-postgres", action="store_true")
     parser.add_argument("--output", default=str(ROOT / "docs" / "benchmarks.md"))
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     backends = ["SQLite"] + ([] if args.no_postgres or postgres_env_missing() else ["PostgreSQL"])
     results: dict[tuple[str, bool], list[dict[str, float]]] = {}
     with tempfile.TemporaryDirectory() as tmp:

@@ -1059,7 +1059,7 @@ def temporary() -> Iterator[Path]:
         yield Path(tmp)
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
     parser = Parser(description=__doc__)
     parser.add_argument("--rounds", type=whole(1), default=3, help="times every configuration runs (interleaved)")
     parser.add_argument("--seconds", type=seconds(0.1), default=5.0, help="timed seconds per measurement")
@@ -1075,7 +1075,7 @@ def main() -> int:
                         help="also run each Zametano configuration on this git revision (a lever's A/B); docs not written")
     parser.add_argument("--serve-echo", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--serve-granian", type=int, nargs=2, help=argparse.SUPPRESS)
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     if args.serve_echo:
         return serve_echo(args.serve_echo)
     if args.serve_granian:

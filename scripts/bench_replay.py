@@ -106,7 +106,7 @@ def duration(seconds: float) -> str:
     return f"{seconds:.0f} s" if seconds < 120 else f"{seconds / 60:.1f} minutes"
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
     parser = Parser(description=__doc__)
     parser.add_argument("--sizes", type=sizes_text, default="1000,10000,100000", help="history lengths, comma-separated")
     parser.add_argument("--repeat", type=whole(1), default=5, help="runs per cell")
@@ -114,7 +114,7 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--no-postgres", action="store_true")
     parser.add_argument("--output", default=str(ROOT / "docs" / "benchmarks.md"))
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     sizes = sorted(int(s) for s in args.sizes.split(","))
     began = time.perf_counter()
     rng = random.Random(args.seed)

@@ -292,7 +292,7 @@ def medians(runs: dict[str, list[Measure]]) -> dict[str, Measure]:
     return {name: {k: median_of([r[k] for r in rs]) for k in keys} for name, rs in runs.items()}
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
     parser = Parser(description=__doc__)
     parser.add_argument("--rounds", type=whole(1), default=3, help="times each configuration runs (interleaved)")
     parser.add_argument("--seconds", type=seconds(0.1), default=5.0, help="timed seconds per measurement")
@@ -301,7 +301,7 @@ def main() -> int:
     parser.add_argument("--workers", type=whole(1), default=4)
     parser.add_argument("--no-docs", action="store_true", help="print the tables, leave docs/benchmarks.md alone")
     parser.add_argument("--output", default=str(ROOT / "docs" / "benchmarks.md"))
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     if args.rounds < 1 or args.seconds <= 0 or args.clients < 1 or not 0 < args.streams <= args.workers * MAX_STREAMS:
         raise SystemExit(f"error: --rounds and --clients at least 1, --seconds above 0, --streams 1 to "
                          f"{args.workers * MAX_STREAMS} (the workers' {MAX_STREAMS} each)")

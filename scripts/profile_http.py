@@ -132,7 +132,7 @@ def report(parts: Counter[str], measure: dict[str, float], worker_ms: float, arg
                                           align="lrr")
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
     parser = Parser(description=__doc__)
     parser.add_argument("--seconds", type=seconds(0.1), default=20.0, help="sampled seconds")
     parser.add_argument("--clients", type=whole(1), default=4, help="clients, each with its own table")
@@ -140,7 +140,7 @@ def main() -> int:
     parser.add_argument("--no-docs", action="store_true", help="print the table, leave docs/benchmarks.md alone")
     parser.add_argument("--output", default=str(ROOT / "docs" / "benchmarks.md"))
     parser.add_argument("--keep-raw", help="also keep py-spy's collapsed stacks in this file")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="zametano-profile-") as tmp:
         parts, measure, worker_ms = profile(args, Path(tmp))
         if args.keep_raw:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import os
 import re
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -52,6 +53,9 @@ def check_library_settings(persistence: Mapping[str, str]) -> None:
         if value and value.lower() not in SWITCH_WORDS:
             raise ConfigError(f"{name} is y or n (also yes/no, true/false, on/off, 1/0), not {value!r}")
     check_ports(persistence.get("POSTGRES_PORT", ""))
+    timeout = persistence.get("POSTGRES_CONNECT_TIMEOUT", "").strip()
+    if timeout and not _positive(timeout):
+        raise ConfigError(f"POSTGRES_CONNECT_TIMEOUT is a number of seconds above 0, not {timeout!r}")
     schema = persistence.get("POSTGRES_SCHEMA", "").strip()
     if schema and not SCHEMA_NAME.fullmatch(schema):
         raise ConfigError(f"POSTGRES_SCHEMA is the name of an existing schema (letters, digits, _ and $, not first "
@@ -62,6 +66,13 @@ def check_library_settings(persistence: Mapping[str, str]) -> None:
     if persistence.get("CIPHER_TOPIC", "").strip() and not persistence.get("CIPHER_KEY"):
         raise ConfigError("CIPHER_TOPIC is the class CIPHER_KEY is used with: set CIPHER_KEY too, or leave "
                           "CIPHER_TOPIC unset (the cipher key file's events are read with the default class)")
+
+
+def _positive(text: str) -> bool:
+    try:
+        return 0 < float(text) < float("inf")
+    except ValueError:
+        return False
 
 
 def check_ports(text: str) -> None:
@@ -148,11 +159,11 @@ def check_sqlite_folder(persistence: Mapping[str, str], data_dir: Path) -> None:
     if folder != data_dir and not folder.is_dir():
         raise ConfigError(f"SQLITE_DBNAME {name}: the folder {folder} does not exist; make it, or name a file in "
                           "a folder that does")
+    if not os.path.isfile(name):
+        return  # a new store, made at start (its folder, when it is the data folder, too)
     try:
         with open(name, "rb") as file:
             head = file.read(len(SQLITE_HEADER))
-    except FileNotFoundError:
-        return  # a new store, made at start
     except OSError as exc:
         raise ConfigError(f"SQLITE_DBNAME {name} cannot be read: {exc.strerror or exc}") from None
     if head and head != SQLITE_HEADER:
