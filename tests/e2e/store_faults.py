@@ -179,7 +179,8 @@ class Measured:
     ended: float  # when it was done
     answers: list[Answer]
     readiness: list[Answer]
-    behind: int
+    behind: int  # commands recorded behind an answer that said they failed
+    unknown: int  # commands recorded behind a 503 that said their outcome was unknown
 
     def count(self, status: int) -> int:
         return sum(a.status == status for a in self.answers if self.began <= a.at)
@@ -256,6 +257,7 @@ def under_faults(base: str, data: Path, db: Path, clients: list[Client], faults:
         for name in faults:
             time.sleep(settle)
             behind_before = sum(len(c.behind) for c in clients)
+            unknown_before = sum(c.unknown for c in clients)
             say(f"{name}: {lasting:g} s")
             FAULTS[name].begin(data, db)
             began = time.monotonic()  # the fault in place (a disk filled takes dd a moment)
@@ -266,7 +268,8 @@ def under_faults(base: str, data: Path, db: Path, clients: list[Client], faults:
             time.sleep(settle)
             answers = [a for c in clients for a in c.answers if a.at >= began - 0.001]
             behind = sum(len(c.behind) for c in clients) - behind_before
-            measured.append(Measured(name, began, ending, ended, answers, list(readiness), behind))
+            unknown = sum(c.unknown for c in clients) - unknown_before
+            measured.append(Measured(name, began, ending, ended, answers, list(readiness), behind, unknown))
     finally:
         stop.set()
         for t in threads:

@@ -135,9 +135,9 @@ class WouldServe(AssertionError):
 @pytest.fixture
 def world(tmp_path, monkeypatch):
     """A folder to start in, clean settings, gunicorn replaced, the umask restored; what is in the folder."""
-    for name in ALL_VARIABLES:
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.delenv("ZAMETANO_TOKEN", raising=False)
+    for name in (*ALL_VARIABLES, "ZAMETANO_TOKEN"):
+        monkeypatch.setenv(name, "")  # so that what the start sets (PROMETHEUS_MULTIPROC_DIR) is undone after
+        monkeypatch.delenv(name)
     monkeypatch.chdir(tmp_path)
     (tmp_path / "garbage").write_text("neither a key, nor JSON, nor a database\n")
     (tmp_path / "garbage").chmod(0o600)
