@@ -18,7 +18,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from _args import Parser, whole  # noqa: E402
+from scripts._args import Parser, whole  # noqa: E402
 
 from _bench import markdown_table, median_of, number, progress, write_section  # noqa: E402
 from bench_http import BenchError, Player, Servers, machine  # noqa: E402

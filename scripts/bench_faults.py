@@ -28,7 +28,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from _args import Parser, seconds, whole  # noqa: E402
+from scripts._args import Parser, seconds, whole  # noqa: E402
 from _bench import markdown_table, number, progress, write_section  # noqa: E402
 from tests.e2e.store_faults import FAULTS, Measured, faulty_server, lost_or_doubled, open_clients, \
     small_filesystem, under_faults, why_not_possible  # noqa: E402

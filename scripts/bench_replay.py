@@ -15,7 +15,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from _args import Parser, whole, sizes as sizes_text  # noqa: E402
+from scripts._args import Parser, whole, sizes as sizes_text  # noqa: E402
 
 from _bench import FAST, build, drop_schema, postgres_env, progress, write_section  # noqa: E402
 from service.application import TablesService  # noqa: E402

@@ -21,7 +21,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from _args import Parser, whole, seconds  # noqa: E402
+from scripts._args import Parser, whole, seconds  # noqa: E402
 
 from _bench import (  # noqa: E402
     Target,

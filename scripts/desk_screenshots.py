@@ -13,7 +13,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from _args import Parser  # noqa: E402
+from scripts._args import Parser  # noqa: E402
 
 from tests.browser.conftest import find_chromium  # noqa: E402
 from tests.browser.desk_world import OPERATOR, Client, desk_server, played_tables  # noqa: E402

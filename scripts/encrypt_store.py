@@ -25,7 +25,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from _args import Parser, whole  # noqa: E402
+from scripts._args import Parser, whole  # noqa: E402
 
 BATCH = 1000
 PROGRESS_EVERY = 2.0  # seconds between progress lines

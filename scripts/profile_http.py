@@ -23,7 +23,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from _args import Parser, whole, seconds  # noqa: E402
+from scripts._args import Parser, whole, seconds  # noqa: E402
 sys.path.insert(0, str(ROOT / "scripts"))
 
 from _bench import PG, PG_PASSWORD, drop_schema, markdown_table, pg_connect, progress, write_section  # noqa: E402

@@ -12,7 +12,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from _args import Parser  # noqa: E402
+from scripts._args import Parser  # noqa: E402
 
 from service.config import ConfigError, load  # noqa: E402
 from service.seeds import KEY_FILE, rotate  # noqa: E402
