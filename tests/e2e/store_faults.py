@@ -203,8 +203,10 @@ class Measured:
 
     @property
     def unready_during(self) -> bool:
-        """/readyz said not ready from a second into the fault until its end (answered before it ended)."""
-        during = [a for a in self.readiness if self.began + 1.0 <= a.at and a.done < self.ending]
+        """/readyz said not ready from half a second into the fault until its end (answered before it ended):
+        the gate looks at the file every GATE_EVERY seconds, and a probe asked just as the fault began may
+        have been answered before."""
+        during = [a for a in self.readiness if self.began + 0.5 <= a.at and a.done < self.ending]
         return bool(during) and all(a.status == 503 for a in during)
 
 
