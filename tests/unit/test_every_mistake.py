@@ -240,3 +240,25 @@ def test_threads_refused_name_the_flag_given(world, monkeypatch, capsys):
     monkeypatch.setenv("WEB_THREADS", "0")
     assert api.server.main(["--port", "0"]) == 2
     assert capsys.readouterr().err.startswith("error: WEB_THREADS ")
+
+
+def test_the_start_up_line_names_the_port_the_server_really_listens_on():
+    # `--port 0`: the system chooses the port once gunicorn binds, and the line says which
+    said: list[str] = []
+
+    class Log:
+        def info(self, text: str, *args: Any) -> None:
+            said.append(text % args)
+
+    class Listener:
+        def __str__(self) -> str:
+            return "http://127.0.0.1:45678"
+
+    class Master:
+        LISTENERS = [Listener()]
+        cfg = type("Cfg", (), {"bind": ["127.0.0.1:0"]})()
+        log = Log()
+        zametano_store = "eventsourcing.sqlite (var/zametano.sqlite)"
+
+    api.server.when_ready(Master())
+    assert said == ["Zametano on http://127.0.0.1:45678, events in eventsourcing.sqlite (var/zametano.sqlite)"]
