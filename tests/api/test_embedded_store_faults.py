@@ -110,3 +110,22 @@ def test_a_snapshot_that_cannot_be_written_after_its_command_committed_leaves_th
     answer = client.post(f"/tables/{table_id}/commands", json=DRAW)
     assert answer.status_code == 200, answer.json
     assert client.get(f"/tables/{table_id}").json["version"] == answer.json["version"]
+
+
+def test_a_save_that_committed_then_met_a_fault_of_the_file_is_answered_with_its_own_response_once(
+        served, monkeypatch):
+    client, service, _, table_id = served
+    real, failed = service.save, []
+
+    def save(*aggregates):
+        if not failed:
+            failed.append(1)
+            real(*aggregates)  # committed; then the disk fails, as it can between COMMIT and its answer
+            raise OperationalError("disk I/O error") from sqlite3.OperationalError("disk I/O error")
+        return real(*aggregates)
+
+    monkeypatch.setattr(service, "save", save)
+    answer = client.post(f"/tables/{table_id}/commands", json=DRAW)
+    assert answer.status_code == 200 and failed, answer.json
+    events = client.get(f"/tables/{table_id}/events").json["events"]
+    assert [e["version"] for e in events] == list(range(1, answer.json["version"] + 1))  # recorded once
