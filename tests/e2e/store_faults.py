@@ -42,7 +42,8 @@ def why_not_possible() -> str | None:
     if shutil.which("setpriv") is None:
         return "setpriv (util-linux) is needed to serve without CAP_DAC_OVERRIDE, so that modes bind root"
     with tempfile.TemporaryDirectory(prefix="zametano-faults-") as folder:
-        done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", folder], capture_output=True, text=True)
+        done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", folder], capture_output=True,
+                              text=True)
         if done.returncode != 0:
             return f"mount -t tmpfs is refused here: {done.stderr.strip()}"
         subprocess.run(["umount", folder], check=False)
@@ -295,7 +296,8 @@ def lost_or_doubled(base: str, client: Client) -> list[str]:
         acknowledged |= versions
     if client.keyed and acknowledged:
         # a keyed command is resent until answered: only the last one, cut short by the end, may lack a receipt
-        stray = {e["command"] for e in events[1:] if e["version"] not in acknowledged and e["version"] < max(acknowledged)}
+        last = max(acknowledged)
+        stray = {e["command"] for e in events[1:] if e["version"] not in acknowledged and e["version"] < last}
         problems += [f"doubled: command {c} of keyed table {client.table_id} recorded without a receipt" for c in stray]
     return problems
 

@@ -33,7 +33,8 @@ def filesystem():
         yield folder
 
 
-def test_the_embedded_stores_file_faults_are_503s_that_follow_the_fault_and_lose_or_double_nothing(filesystem, tmp_path):
+def test_the_embedded_stores_file_faults_are_503s_that_follow_the_fault_and_lose_or_double_nothing(filesystem,
+                                                                                                   tmp_path):
     with faulty_server(filesystem, tmp_path / "server.log") as (base, data, db):
         clients = open_clients(base, CLIENTS, pause=PAUSE)
         measured = under_faults(base, data, db, clients, list(FAULTS), lasting=LASTING, settle=SETTLE)
