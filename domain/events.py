@@ -102,6 +102,7 @@ class TableEvent(Aggregate.Event):
         for handler in aggregate.HANDLERS.get(type(self), ()):
             handler(aggregate, self)
         aggregate.track_hidden(self)
+        aggregate.track_round(self)
 
 
 @functools.cache

@@ -41,6 +41,9 @@ How a game plugs in (``domain/<game>/``):
   and which events show hidden cards to all or end their round. Cards dealt face down and a deck's seed
   revealed are the shared events' (``domain.sight.SHARED``). Every output hides what it says (domain/sight.py)
   and, under chain rule 3, the chain commits to each such part with a salt instead of hashing it in clear.
+- ``void.py``: ``VOID``, a ``Void``: the stakes a voided round returns and when a round may not be voided; the
+  table's handler of ``domain.corrections.RoundVoided`` puts it back between rounds; ``MARKS.closes`` closes
+  a round at RoundVoided.
 - ``rounds.py``: ``MARKS``, a ``domain.rounds.RoundMarks`` saying where a round starts and ends, and in
   ``doc`` what a round of the game is (for the OpenAPI document).
 - ``roads.py`` (baccarat games only): a ``Roads``, saying which event decides a coup and what it decided, from
@@ -68,13 +71,15 @@ from domain.words import as_sent
 if TYPE_CHECKING:
     from domain.table import Table
 
-FIELD_KINDS = ("int", "amount", "card", "cards", "amounts", "choice")
+FIELD_KINDS = ("int", "amount", "card", "cards", "amounts", "choice", "text")
+TEXT_LONGEST = 500  # a free text field (a correction's note): plain words, never a document
 _WORDS = {
     "int": "a whole number",
     "amount": "a whole number above 0",
     "card": "a card such as 'Ts' or '2c' (rank 2-9 T J Q K A, then suit s h d c)",
     "cards": "a non-empty list of cards such as ['Ts', '2c']",
     "amounts": "a list of whole numbers",
+    "text": f"a text of up to {TEXT_LONGEST} characters",
 }
 CARD_PATTERN = f"^[{RANKS}][{SUITS}]$"
 
@@ -90,7 +95,7 @@ class FieldSpec:
 
     Kinds: ``int`` (a whole number), ``amount`` (a whole number above 0: money is never fractional),
     ``card`` (a card in notation), ``cards`` (a non-empty list of them), ``amounts`` (a list of whole
-    numbers) and ``choice`` (one of ``choices``). The shape is checked before any rule is consulted;
+    numbers), ``choice`` (one of ``choices``) and ``text`` (free words, up to TEXT_LONGEST characters). The shape is checked before any rule is consulted;
     what is legal now (a range, the cards in hand) is the rules' to say, and ``expects`` shows it.
     """
 
@@ -117,6 +122,8 @@ class FieldSpec:
             return isinstance(value, list) and bool(value) and all(is_card(c) for c in value)
         if kind == "amounts":
             return isinstance(value, list) and all(is_whole(a) for a in value)
+        if kind == "text":
+            return isinstance(value, str) and len(value) <= TEXT_LONGEST
         return isinstance(value, str) and value in self.choices
 
     def describe(self) -> str:
@@ -134,6 +141,7 @@ class FieldSpec:
             "card": card,
             "cards": {"type": "array", "items": card, "minItems": 1},
             "amounts": {"type": "array", "items": {"type": "integer"}},
+            "text": {"type": "string", "maxLength": TEXT_LONGEST},
             "choice": {"type": "string", "enum": list(self.choices)},
         }[self.kind]
         return {**schema, "description": self.doc} if self.doc else schema
@@ -270,6 +278,24 @@ class Roads:
 
 
 @dataclass(frozen=True)
+class Void:
+    """What voiding a round does in a game (domain/corrections.py): every game says it, so that a new game
+    cannot be added without deciding it (docs/rules/<game>.md, "A void").
+
+    - ``stakes(table)``: the stakes out on the table in its open round that no payment has taken yet, each
+      ``(player, spot, amount)``: a void returns each (``StakeReturned``); money the round already moved is
+      reversed by the base (``PaymentReversed``), whatever the game.
+    - ``refused(table)``: why the latest round may not be voided now, in the game's words, or None.
+    - ``doc``: one line for the docs and the OpenAPI document: what a void returns and what the shoe does.
+    The game's table also handles ``RoundVoided`` (assignments only): the table back between rounds.
+    """
+
+    stakes: Callable[[Any], list[tuple[str, str, int]]]
+    refused: Callable[[Any], str | None]
+    doc: str
+
+
+@dataclass(frozen=True)
 class Game:
     """Everything the rest of the service knows of a game.
 
@@ -286,6 +312,7 @@ class Game:
     - ``rounds``: where a round starts and ends; ``view``: the game's part of the state.
     - ``rating``: how its stakes are rated and its free decisions weighed.
     - ``roads``: how its coups are read for baccarat's roads, or None: it keeps none.
+    - ``void``: what voiding a round does (``Void``), required of every game.
     - ``concealment``: what its own events hide and show (domain/sight.py); ``secrets``: that and what the
       shared events hide, all a table of the game hides.
     """
@@ -297,6 +324,7 @@ class Game:
     rounds: RoundMarks
     view: Callable[[Any, Any], dict[str, Any]]
     rating: Rating
+    void: Void
     options: tuple[OptionSpec, ...] = ()
     roles: Mapping[str, str] = field(default_factory=dict)
     accounts: tuple[str, ...] = ()

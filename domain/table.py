@@ -18,6 +18,7 @@ from eventsourcing.domain import Aggregate
 
 from domain import chain
 from domain import chain as _chain  # Table.__init__ takes TableOpened's field named chain
+from domain import corrections
 from domain.acting import CROUPIER, check_acting, players_act_option
 from domain.errors import BadArgument, DomainError, NotAllowedNow
 from domain.events import (
@@ -42,7 +43,7 @@ from domain.sight import sight as sight_of
 Issued = tuple[str, str, dict[str, Any]]  # a command as issued: its name, who issued it, its fields
 
 
-class Table(Aggregate):
+class Table(corrections.Correctable, Aggregate):
     """Base aggregate of a card table; each game subclasses it with its own rules, events and commands.
 
     ``GAME`` is the game's ``Game`` (set when the game's package builds it); ``COMMANDS`` and ``HANDLERS``
@@ -79,6 +80,7 @@ class Table(Aggregate):
         self.decks: dict[str, dict[str, Any]] = {}  # the current deck of each label (shoe, lots, banker, dealer)
         self.last_deck = ""
         self.hidden = []
+        self.start_corrections()
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -283,7 +285,8 @@ class Table(Aggregate):
         args = parse_args(self.game, self.COMMANDS, command, args)
         if expects is None:
             expects = self.expects()
-        if not self._may_issue(command, player, expects):
+        # A correction is no move of the game: a supervisor's, never in expects (domain/corrections.py).
+        if command not in corrections.COMMANDS and not self._may_issue(command, player, expects):
             raise self._not_allowed(command, player)
         rec = Recorder(self, now, by=by, new_salt=new_salt)
         run = self._RUNS[command]
@@ -398,7 +401,20 @@ class Table(Aggregate):
             "expects": self._own(public, seen),
             "waits_for": waits_for(public),
             **game.view(self, seen),
+            **self._corrections_view(),
         }
+
+    def _corrections_view(self) -> dict[str, Any]:
+        """The requests pending and the rounds voided, shown only where there are any (a state of a table never
+        corrected is the state it always was)."""
+        pending = list((self.corrections or {}).get("pending", {}).values())
+        voided = list((self.voided or {}).values())
+        out: dict[str, Any] = {}
+        if pending:
+            out["corrections"] = [{k: v for k, v in p.items() if k != "version"} for p in pending]
+        if voided:
+            out["voided"] = voided
+        return out
 
     def expects_seen(self, seen: Sight, expects: list[dict[str, Any]] | None = None) -> list[dict[str, Any]]:
         """``expects`` as ``seen`` may see it: a player's own commands only, as ``expects_public`` shows them."""

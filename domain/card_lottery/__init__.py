@@ -1,6 +1,6 @@
 """The Card lottery ("Kartochnaya lotereya"), docs/rules/card-lottery.md."""
 
-from domain.card_lottery import concealed, rating, rounds, rules
+from domain.card_lottery import concealed, rating, rounds, rules, void
 from domain.card_lottery.table import CardLotteryTable
 from domain.card_lottery.view import view
 from domain.game import Game
@@ -14,6 +14,7 @@ GAME = Game(
     rounds=rounds.MARKS,
     view=view,
     rating=rating.RATING,
+    void=void.VOID,
     options=rules.OPTIONS,
     roles={
         "banker": "The banker, one of the players: collects, lays out, spreads the pot and reveals.",

@@ -22,7 +22,7 @@ def _opens(e: Event, game: dict[str, Any]) -> bool:
 
 
 def _closes(e: Event, game: dict[str, Any]) -> bool:
-    if e["type"] in ("CardsSetAside", "GameEnded"):
+    if e["type"] in ("CardsSetAside", "GameEnded", "RoundVoided"):
         game["in_round"] = False
         return True
     return False
@@ -31,7 +31,9 @@ def _closes(e: Event, game: dict[str, Any]) -> bool:
 def _note(e: Event, game: dict[str, Any], summary: dict[str, Any]) -> None:
     data = e["data"]
     kind = e["type"]
-    if kind == "ContributionsCollected":
+    if kind == "RoundVoided":
+        summary["void"] = data["reason"]
+    elif kind == "ContributionsCollected":
         summary.update(stage=1, pot=data["pot"])
     elif kind == "PrizeWon":
         summary["prizes"] = summary.get("prizes", 0) + 1
@@ -52,6 +54,8 @@ def _describe(summary: dict[str, Any]) -> str:
     text = f"pot {summary.get('pot', 0)}, {counted(summary.get('prizes', 0), 'prize')} paying {summary.get('won', 0)}"
     if "stage1_over" in summary:
         text += f"; stage 1 over, {summary['stage1_over']} to the kitty"
+    if "void" in summary:
+        text = f"void ({summary['void']}), every contribution returned"
     return text
 
 

@@ -31,6 +31,7 @@ from domain.card_lottery.events import (
     TrickTaken,
 )
 from domain.cards import suit
+from domain.corrections import RoundVoided
 from domain.errors import BadArgument, IllegalPlay, InvalidPlayers, InvalidRules
 from domain.events import DEALER_RULE, SERVICE, CardDealt, ShoeShuffled
 from domain.game import FieldSpec, applies, command
@@ -402,6 +403,16 @@ class CardLotteryTable(Table):
             self.hands[holder] = []
         self.discarded[BANKER_DECK].extend(self.lottery)
         self.lottery, self.amounts = [], []
+        self.phase = COLLECT
+
+    @applies(RoundVoided)
+    def _round_voided_here(self, e: RoundVoided) -> None:
+        # Its contributions went back (PaymentReversed): the cards laid out to the discard, the holders' cards out
+        # of their hands (still face down), the round uncounted, and the banker collects again.
+        self.discarded[BANKER_DECK].extend(self.lottery)
+        self.hands = {h: [] for h in self.holders}
+        self.lottery, self.amounts = [], []
+        self.game_rounds -= 1
         self.phase = COLLECT
 
     @applies(Stage2Began)

@@ -1,6 +1,6 @@
 """Chemin de fer ("Zheleznaya doroga"), docs/rules/chemin-de-fer.md."""
 
-from domain.chemin_de_fer import concealed, rating, roads, rounds, rules
+from domain.chemin_de_fer import concealed, rating, roads, rounds, rules, void
 from domain.chemin_de_fer.table import ChemindeferTable
 from domain.chemin_de_fer.view import view
 from domain.game import Game
@@ -15,6 +15,7 @@ GAME = Game(
     view=view,
     rating=rating.RATING,
     roads=roads.ROADS,
+    void=void.VOID,
     options=rules.OPTIONS,
     accounts=("house",),
     actors=(DEALER_RULE,),

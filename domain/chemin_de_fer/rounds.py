@@ -26,7 +26,7 @@ def _opens(e: Event, game: dict[str, Any]) -> bool:
 
 
 def _closes(e: Event, game: dict[str, Any]) -> bool:
-    if e["type"] in ("CoupSettled", "CoupTied"):
+    if e["type"] in ("CoupSettled", "CoupTied", "RoundVoided"):
         game["in_round"] = False
         return True
     return False
@@ -47,6 +47,8 @@ def _note(e: Event, game: dict[str, Any], summary: dict[str, Any]) -> None:
         summary["bank"] = f"bank to {data['to_banker']}"
     elif e["type"] == "ShoeRevealed":
         summary["shoe"] = f"shoe {data['shoe']} revealed"
+    elif e["type"] == "RoundVoided":
+        summary["outcome"] = f"void ({data['reason']}), every stake returned"
 
 
 def _describe(summary: dict[str, Any]) -> str:

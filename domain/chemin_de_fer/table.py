@@ -28,6 +28,7 @@ from domain.chemin_de_fer.events import (
     StakePlaced,
     StakesClosed,
 )
+from domain.corrections import PaymentReversed, RoundVoided
 from domain.errors import BadArgument, IllegalDraw, StakeAboveBank
 from domain.events import DEALER_RULE, SERVICE, CardDealt, ShoeCut, ShoeRevealed, ShoeShuffled
 from domain.game import FieldSpec, applies, command
@@ -452,6 +453,23 @@ class ChemindeferTable(Table):
         self.banker_seat = self.seats.index(e.to_banker)
         self.bank = 0
         self._new_bank(BANK)
+
+    @applies(RoundVoided)
+    def _round_voided_here(self, e: RoundVoided) -> None:
+        if not e.settled:  # its stakes went back: the same banker takes stakes again on the bank as it stands
+            self._clear_hands()
+            self.redeal = False
+            self.punter = ""
+            self._new_bank(STAKES)
+
+    @applies(PaymentReversed)
+    def _payment_reversed_here(self, e: PaymentReversed) -> None:
+        # A banker who kept the bank after a win keeps it at what it held before the coup (A.12 undone).
+        kept = self.phase == STAKES and self.can_pass_bank and not self.stakes
+        if kept and e.payer == self.banker:
+            self.bank -= e.amount
+        elif kept and e.payee == self.banker:
+            self.bank += e.amount
 
     def _new_bank(self, phase: str) -> None:
         self.stakes = {}

@@ -1,7 +1,7 @@
 """Punto banco: casino baccarat with every draw fixed and the house as bank (docs/rules/punto-banco.md)."""
 
 from domain.game import Game
-from domain.punto_banco import rating, roads, rounds, rules
+from domain.punto_banco import rating, roads, rounds, rules, void
 from domain.punto_banco.table import PuntoBancoTable
 from domain.punto_banco.view import view
 from domain.events import DEALER_RULE
@@ -15,6 +15,7 @@ GAME = Game(
     view=view,
     rating=rating.RATING,
     roads=roads.ROADS,
+    void=void.VOID,
     options=rules.OPTIONS,
     roles={
         "croupier": "The croupier, one of the players listed, who does not stake: shuffles, closes the stakes "

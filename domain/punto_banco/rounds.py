@@ -19,7 +19,7 @@ def _opens(e: Event, game: dict[str, Any]) -> bool:
 
 
 def _closes(e: Event, game: dict[str, Any]) -> bool:
-    if e["type"] == "CoupDecided":
+    if e["type"] in ("CoupDecided", "RoundVoided"):
         game["in_round"] = False
         return True
     return False
@@ -41,6 +41,8 @@ def _note(e: Event, game: dict[str, Any], summary: dict[str, Any]) -> None:
         summary["shoe"] = "stop card out: one more coup"
     elif kind == "ShoeRevealed":
         summary["shoe"] = f"shoe {data['shoe']} finished and revealed"
+    elif kind == "RoundVoided":
+        summary["outcome"] = f"void ({data['reason']}), every stake returned"
 
 
 def _describe(summary: dict[str, Any]) -> str:

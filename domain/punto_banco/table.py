@@ -16,6 +16,7 @@ from collections.abc import Callable
 from typing import Any
 
 from domain.baccarat import DRAW, STAND, hand_total
+from domain.corrections import RoundVoided
 from domain.events import DEALER_RULE, SERVICE, CardDealt, PaymentMade, ShoeCut, ShoeRevealed, ShoeShuffled
 from domain.game import FieldSpec, applies, command
 from domain.punto_banco import rules as R
@@ -289,6 +290,12 @@ class PuntoBancoTable(Table):
         elif paid not in self.settling:
             left = {p: {s: a for s, a in spots.items() if (p, s) != paid} for p, spots in self.unpaid.items()}
             self.unpaid = {p: spots for p, spots in left.items() if spots}
+
+    @applies(RoundVoided)
+    def _round_voided_here(self, e: RoundVoided) -> None:
+        if not e.settled:  # its stakes went back: the table takes stakes for a new coup
+            self.stakes = {}
+            self.phase = STAKES
 
     @applies(StopCardCameOut)
     def _stop_card_came_out(self, e: StopCardCameOut) -> None:
