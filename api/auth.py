@@ -31,6 +31,8 @@ OPEN_PREFIXES = ("/docs/assets/", "/desk/")
 # The role of every request when the service has no tokens: anyone (on loopback) may do everything.
 OPEN_ROLE = "open"
 PLAYER_ROLE = "player"
+# Requests, approves and refuses corrections (domain/corrections.py) and reads what an auditor reads.
+SUPERVISOR_ROLE = "supervisor"
 # What a player's token may call besides a table's (PLAYER_TABLE_PATHS): his own identity, the keys, and his
 # own rounds (api/players.py refuses another player's).
 PLAYER_PATHS = ("/me", "/keys")
@@ -42,6 +44,7 @@ PLAYER_TABLE_PATHS = re.compile(r"/tables/(?P<table>[^/]+)(?:/state|/events|/hea
 PLAYER_COMMANDS = re.compile(r"/tables/(?P<table>[^/]+)/commands")
 # What each role sees of the cards; a service without tokens (on loopback only) shows everything.
 VIEWERS = {"operator": Viewer(OPERATOR), "auditor": Viewer(AUDITOR), "surveillance": Viewer(SURVEILLANCE),
+           "supervisor": Viewer(AUDITOR),
            OPEN_ROLE: EVERYTHING}
 READING = ("GET", "HEAD", "OPTIONS")
 # RFC 9110 11.6.1 and RFC 6750 3: a 401 names the scheme that would be accepted.
@@ -106,6 +109,8 @@ def refusal(principal: Principal) -> Any:
     """The 403 for what this principal's role may not do, or None."""
     if principal.role == PLAYER_ROLE:
         return player_refusal(principal)
+    if principal.role == SUPERVISOR_ROLE and request.method == "POST" and PLAYER_COMMANDS.fullmatch(request.path):
+        return None  # a supervisor's corrections; the service refuses him any other command
     if request.method not in READING and principal.role not in ("operator", OPEN_ROLE):
         return error_body(403, f"The role '{principal.role}' may only read; commands need an operator token.")
     return None
@@ -152,8 +157,10 @@ def current_principal() -> Principal | None:
 def credential() -> dict[str, str | None]:
     """Who issues this request's command, as the service takes it: ``by``, the name its events record (the
     token's name, or the player; None on a service without tokens, where nothing is recorded), and
-    ``as_player``, the player a player's credential speaks for (None: the house's credential)."""
+    ``as_player``, the player a player's credential speaks for (None: the house's credential), and
+    ``as_supervisor``, the supervisor a supervisor's token names (the only one who issues corrections)."""
     principal = current_principal()
     if principal is None:
-        return {"by": None, "as_player": None}
-    return {"by": principal.name, "as_player": principal.name if principal.role == "player" else None}
+        return {"by": None, "as_player": None, "as_supervisor": None}
+    return {"by": principal.name, "as_player": principal.name if principal.role == "player" else None,
+            "as_supervisor": principal.name if principal.role == SUPERVISOR_ROLE else None}

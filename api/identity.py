@@ -18,7 +18,7 @@ blp = Blueprint("identity", __name__, description="The caller's role and name.")
 
 class MeSchema(Schema):
     role = fields.String(
-        required=True, validate=validate.OneOf(["operator", "auditor", "surveillance", "player", "open"]),
+        required=True, validate=validate.OneOf(["operator", "auditor", "surveillance", "supervisor", "player", "open"]),
         metadata={"description": "operator, auditor, surveillance, player, or open (the service has no tokens: "
                                  "anyone may do everything)."},
     )

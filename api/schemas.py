@@ -336,8 +336,18 @@ class RoundsQueryArgs(Schema):
     limit = Whole(strict=False, minimum=1, maximum=1000, load_default=50)
 
 
+class VoidSchema(Schema):
+    round = fields.Integer()
+    request = fields.Integer(metadata={"description": "The correction request that voided it (GET /adjustments)."})
+    reason = fields.String(metadata={"description": "One of the documented reasons (docs/api.md \"Corrections\")."})
+    settled = fields.Boolean(metadata={"description": "true: its payments had been made, and were reversed; false: "
+                                                      "its stakes were returned."})
+    version = fields.Integer(metadata={"description": "The RoundVoided event."})
+
+
 class RoundSchema(Schema):
     round = fields.Integer()
+    void = fields.Nested(VoidSchema, metadata={"description": "Only on a round voided: why and how."})
     first_version = fields.Integer()
     last_version = fields.Integer()
     started_at = fields.String()

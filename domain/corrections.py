@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from domain.errors import BadArgument, NotAllowedNow
+from domain.errors import BadArgument, NotYourSeat
 from domain.events import DEALER_RULE, SERVICE, PaymentMade, TableEvent, keep_topics
 from domain.game import TEXT_LONGEST, FieldSpec, applies, command
 from domain.recorder import Recorder
@@ -213,9 +213,8 @@ class Correctable:
     def _check_supervisor(self, name: str) -> None:
         """A supervisor is nobody seated at the table and none of the names the game or the service acts by."""
         if name in self.players or name in self.GAME.reserved_names or name in (SERVICE, DEALER_RULE):  # type: ignore[attr-defined]
-            raise NotAllowedNow(f"'{name}' is a player or a name of this table: a correction is requested and "
-                                "approved by supervisors, who take no part in the game.", [], "request_correction",
-                                name)
+            raise NotYourSeat(f"'{name}' is a player or a name of this table: a correction is requested and "
+                              "approved by supervisors, who take no part in the game.", name)
 
     def _check_voidable(self, number: int) -> None:
         """Refuses a void of any round but the latest one, still in its shoe, not yet void, that the game lets go."""
@@ -244,8 +243,7 @@ class Correctable:
             raise BadArgument("request", f"There is no pending request {request} at this table (pending: {pending}); "
                                          "a request is decided once.")
         if asked["requested_by"] == player:
-            raise NotAllowedNow(f"{player} requested correction {request}: a second supervisor must {verb} it.",
-                                [], f"{verb}_correction", player)
+            raise NotYourSeat(f"{player} requested correction {request}: a second supervisor must {verb} it.", player)
         return asked
 
     def _void_effects(self) -> tuple[list[tuple[str, str, int]], list[list[Any]]]:
@@ -292,6 +290,19 @@ class Correctable:
     def _ensure_corrections(self) -> None:
         if self.corrections is None:
             self.start_corrections()
+
+
+def command_of(first: dict[str, Any]) -> tuple[str, str, dict[str, Any]] | None:
+    """The correction command a group of events begins with (as the events API shows them), for the audit to run
+    it again; None for any other first event."""
+    data, actor = first["data"], first["actor"]
+    if first["type"] == "CorrectionRequested":
+        return "request_correction", actor, {k: data[k] for k in ("kind", "round", "reason", "note")}
+    if first["type"] == "CorrectionApproved":
+        return "approve_correction", actor, {"request": data["request"]}
+    if first["type"] == "CorrectionRefused":
+        return "refuse_correction", actor, {"request": data["request"], "note": data["why"]}
+    return None
 
 
 def _request_fields(asked: dict[str, Any]) -> dict[str, Any]:

@@ -364,7 +364,7 @@ class Table(corrections.Correctable, Aggregate):
         read from its first event: what an auditor re-runs against the rules. Raises KeyError for a first
         event no command of this game records."""
         first = events[0]
-        found = self._command_from(first, events)
+        found = corrections.command_of(first) or self._command_from(first, events)
         if found is not None:
             return found
         command, data = self.FIRST_EVENTS[first["type"]], first["data"]

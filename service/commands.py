@@ -13,9 +13,10 @@ from typing import Any
 
 from eventsourcing.persistence import IntegrityError
 
+from domain import corrections
 from domain.acting import check_acting
 from domain.chain import format_timestamp
-from domain.errors import BadArgument, DomainError
+from domain.errors import BadArgument, DomainError, NotYourSeat
 from domain.games import GAMES
 from domain.sight import EVERYTHING, Viewer
 from domain.table import Table
@@ -45,14 +46,17 @@ class Commands:
 
     def execute(self, table_id: str, command: str, player: str, args: dict[str, Any], *,
                 expected_version: int | None = None, idempotency_key: str | None = None, by: str | None = None,
-                as_player: str | None = None, viewer: Viewer = EVERYTHING) -> dict[str, Any]:
+                as_player: str | None = None, as_supervisor: str | None = None,
+                viewer: Viewer = EVERYTHING) -> dict[str, Any]:
         """Runs one command and returns the receipt: new head version and digest, the appended events,
         the state. Nothing is appended unless every event of the command is. With ``expected_version`` the
         command is refused unless the table is still at that version; a repeated ``idempotency_key`` with the
         same command returns the first answer and appends nothing. ``by`` names the credential that issued it
         (recorded in its events); ``as_player`` is the player a player's credential speaks for (None: the
         house's credential), checked against who may act at the table (domain/acting.py); the answer is as
-        ``viewer`` sees it (domain/sight.py)."""
+        ``viewer`` sees it (domain/sight.py). ``as_supervisor``: the supervisor a supervisor's token names, the
+        only credential that issues corrections where the service has tokens (``check_supervisor``)."""
+        check_supervisor(command, player, by, as_player, as_supervisor)
         body_sha, made = idempotency.body_digest(command, player, args), idempotency_key is None
         key = idempotency.Key(idempotency.made_key() if made else idempotency_key, by)
         if not made and (earlier := self._repeat(table_id, command, player, key, body_sha, as_player, viewer)):
@@ -105,7 +109,8 @@ class Commands:
                 as_player: str | None, viewer: Viewer) -> dict[str, Any] | None:
         """The first answer to a client's key, if it was recorded. Who may act is checked first: a key is looked
         up only for a command its credential may issue, and finds only that credential's own (idempotency.Key)."""
-        check_acting(*self.acting(table_id), player, as_player)
+        if command not in corrections.COMMANDS:
+            check_acting(*self.acting(table_id), player, as_player)
         return idempotency.repeated(self, table_id, command, key, body_sha, viewer)
 
     def _decide(self, table: Table, command: str, player: str, args: dict[str, Any], expected_version: int | None,
@@ -115,7 +120,8 @@ class Commands:
         HeadLease): if that table was stale, the save is refused and the command decided again on the table
         read from the log, and a refusal is only ever given on the table read from the log."""
         first = table.version + 1
-        table.check_acting(player, as_player)
+        if command not in corrections.COMMANDS:  # a supervisor's, checked by check_supervisor
+            table.check_acting(player, as_player)
         if expected_version is not None and expected_version != table.version:
             raise VersionMismatch(expected_version, table.version)
         shown = self.shown_expects.get((table.id, table.version, table.head))
@@ -200,6 +206,22 @@ class Commands:
     def receipt(self, table: Table) -> dict[str, Any]:
         # The head event's own timestamp, not the signing time: re-signing a head gives the same receipt.
         return self.signer.sign_receipt(str(table.id), table.version, table.head, format_timestamp(table.modified_on))
+
+
+def check_supervisor(command: str, player: str, by: str | None, as_player: str | None,
+                     as_supervisor: str | None) -> None:
+    """Corrections are a supervisor's, in his own name, and he issues nothing else (NotYourSeat: a 403). A service
+    without tokens (``by`` None: on loopback only) takes the name given, as it takes every actor."""
+    if command in corrections.COMMANDS:
+        if by is not None and as_supervisor is None:
+            who = f"{as_player}'s player token" if as_player else f"the operator token {by}"
+            raise NotYourSeat(f"'{command}' needs a supervisor's token; {who} may not correct a table.", player)
+        if as_supervisor is not None and player != as_supervisor:
+            raise NotYourSeat(f"A supervisor's token acts in its own name only: this one is {as_supervisor}'s, the "
+                              f"command {player}'s.", player)
+    elif as_supervisor is not None:
+        raise NotYourSeat(f"A supervisor's token issues corrections only ({', '.join(corrections.COMMANDS)}); "
+                          f"'{command}' needs an operator's or the player's own.", player)
 
 
 def _refusal(refused: DomainError | VersionMismatch, table: Table, command: str, player: str,

@@ -70,7 +70,8 @@ SERVER_VARIABLES = ("HOST", "PORT", "WEB_CONCURRENCY", "WEB_THREADS", "ZAMETANO_
                     "BIND", "PROMETHEUS_MULTIPROC_DIR")
 # All of them, as `scripts/run --help` lists them.
 ALL_VARIABLES = LIBRARY_VARIABLES + OWN_VARIABLES + SERVER_VARIABLES
-ROLES = ("operator", "auditor", "surveillance")
+# A supervisor requests, approves and refuses corrections (domain/corrections.py) and reads what an auditor reads.
+ROLES = ("operator", "auditor", "surveillance", "supervisor")
 # A token's name (ZAMETANO_TOKENS' role@name:token): what the log and GET /me call whoever holds it.
 TOKEN_NAME = re.compile(r"[A-Za-z0-9._-]{1,40}")
 # The shortest token taken: a shorter one can be guessed, and a service with it is refused at start.

@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from fractions import Fraction
 from typing import Any
 
+from domain.corrections import MOVEMENTS
 from domain.games import GAMES
 from domain.rounds import Event
 from domain.sight import EVERYTHING, Viewer
@@ -40,7 +41,7 @@ class Ledger:
         self.carried: dict[str, Any] = {}
 
     def feed(self, e: Event) -> None:
-        if e["type"] == "PaymentMade":
+        if e["type"] in MOVEMENTS:
             self._paid(e["data"])
         if self.reader is not None:
             self.decisions += [(found, self.rating.figures(self.rules, found))  # type: ignore[misc]

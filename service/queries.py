@@ -16,7 +16,7 @@ from domain.errors import BadArgument
 from domain.inputs import validate_name
 from domain.sight import EVERYTHING, Sight, Viewer
 from domain.table import TableEvent
-from service import audit, decisions, present, replay, roads, streams
+from service import adjustments, audit, decisions, present, replay, roads, streams
 from service.errors import DamagedLog, NotFoundInHistory, TableNotFound
 from service.limits import MAX_NUMBER, page_size, position
 
@@ -177,8 +177,9 @@ class Queries:
         rows = self.index.view.list_rounds(str(self._uuid(table_id)), position(after), limit + 1)
         more = len(rows) > limit
         rows = rows[:limit]
+        voided = self.voided(table_id) if rows else {}
         return {
-            "rounds": [{k: v for k, v in r.items() if k != "table_id"} for r in rows],
+            "rounds": [{**{k: v for k, v in r.items() if k != "table_id"}, **_void(voided, r["round"])} for r in rows],
             "next_after": rows[-1]["round"] if more else None,
             "index_error": self.index_error(table_id),
         }
@@ -197,9 +198,13 @@ class Queries:
         rows = self.index.view.seat_rounds(player, before, limit + 1, among)
         more = len(rows) > limit
         rows = rows[:limit]
+        voided: dict[str, dict[str, Any]] = {}
+        for r in rows:
+            if r["table_id"] not in voided:
+                voided[r["table_id"]] = self.voided(r["table_id"])
         return {
             "player": player,
-            "rounds": [present.seat_round(r) for r in rows],
+            "rounds": [{**present.seat_round(r), **_void(voided[r["table_id"]], r["round"])} for r in rows],
             "next_after": rows[-1]["key"] if more else None,
         }
 
@@ -210,8 +215,24 @@ class Queries:
     # --- the audits (service/audit/) -----------------------------------------------------------------
 
     def round_audit(self, table_id: str, number: int, viewer: Viewer = EVERYTHING) -> dict[str, Any]:
-        """One finished round with its record and checks, as ``viewer`` sees it."""
-        return audit.round_audit(self, table_id, number, viewer)
+        """One finished round with its record and checks, as ``viewer`` sees it; a round voided says so (``void``),
+        however long after its settlement."""
+        found = audit.round_audit(self, table_id, number, viewer)
+        return {**found, **_void(self.voided(table_id), number)}
+
+    def voided(self, table_id: str) -> dict[str, Any]:
+        """The rounds of a table voided so far, by number (as text), read from its head."""
+        return dict(self.table(table_id).voided or {})
+
+    # --- the adjustments log (service/adjustments.py) ---------------------------------------------------
+
+    def adjustments_page(self, filters: adjustments.Filters, after: int = 0, limit: int = 50) -> dict[str, Any]:
+        """A page of every correction decided, at every table, in the order they were decided."""
+        return adjustments.page(self, filters, after, limit)
+
+    def iter_adjustments(self, filters: adjustments.Filters, after: int = 0) -> Iterator[dict[str, Any]]:
+        """Every correction decided after ``after``, one at a time (the NDJSON export)."""
+        return adjustments.entries(self, filters, after)
 
     def verify(self, table_id: str, viewer: Viewer = EVERYTHING) -> dict[str, Any]:
         """The whole table verified; its details as ``viewer`` sees them."""
@@ -239,6 +260,12 @@ class Queries:
         """A page of the table's free decisions weighed, and every player's summary (service/decisions.py), up
         to the live coup for a ``viewer`` who does not see its cards."""
         return decisions.table_decisions(self, table_id, after, limit, viewer)
+
+
+def _void(voided: dict[str, Any], number: int) -> dict[str, Any]:
+    """``void`` for a round voided, nothing for any other (a round never voided shows what it always did)."""
+    found = voided.get(str(number))
+    return {"void": found} if found else {}
 
 
 def _table_key(table_id: str) -> str:

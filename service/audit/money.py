@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from domain.corrections import MOVEMENTS
 from domain.games import GAMES
 from domain.table import TableEvent
 from service.audit.problems import at
@@ -15,7 +16,7 @@ from service.audit.problems import at
 def check_money(before: dict[str, Any] | None, after: dict[str, Any], events: list[TableEvent]) -> list[dict[str, Any]]:
     moved: dict[str, int] = {}
     for e in events:
-        if e.type != "PaymentMade":
+        if e.type not in MOVEMENTS:  # a payment, or one reversed by a void
             continue
         amount = e.amount  # type: ignore[attr-defined]
         if not isinstance(amount, int) or isinstance(amount, bool) or amount <= 0 or e.payer == e.payee:  # type: ignore[attr-defined]

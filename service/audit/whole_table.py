@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from domain.corrections import MOVEMENTS
 from domain.sight import EVERYTHING, Sight, Viewer
 from domain.table import TableEvent
 from service import present
@@ -58,7 +59,7 @@ class _WholeLog:
             return
         self.log.feed(e)
         self.shoes.feed(e)
-        if e.type == "PaymentMade":
+        if e.type in MOVEMENTS:
             self.payments.append(e)
         if self._pending and e.command != self._pending[-1].command:
             self.rules.feed(self._pending)

@@ -14,6 +14,7 @@ from __future__ import annotations
 from fractions import Fraction
 from typing import Any
 
+from domain.corrections import MOVEMENTS
 from domain.games import GAMES
 
 Event = dict[str, Any]
@@ -46,8 +47,10 @@ class Seats:
             st["round"], st["parts"] = open_round, {}
         in_round = open_round is not None
         kind, data = e["type"], e["data"]
-        if kind == "PaymentMade":
+        if kind in MOVEMENTS:  # a payment, or one a void reversed
             self._paid(data, in_round)
+        elif in_round and kind == "StakeReturned" and data["player"] in st["balances"]:
+            self._part(data["player"])  # his stake went back: the round voided is in his history, as void
         elif in_round and kind == "CardDealt" and data["to"] in st["balances"]:
             self._part(data["to"])
         elif in_round:  # cards a game's event hands out face down (the Card lottery's stage-2 hands)

@@ -19,6 +19,7 @@ FIRST_HOME = {
     "domain.card_lottery.events": "domain.card_lottery.table",
     "domain.chemin_de_fer.events": "domain.chemin_de_fer.table",
     "domain.punto_banco.events": "domain.punto_banco.table",
+    "domain.corrections": "domain.corrections",  # first written there
 }
 
 
