@@ -43,7 +43,7 @@ REASONS = (
 )
 KINDS = ("void_round",)
 COMMANDS = ("request_correction", "approve_correction", "refuse_correction")
-REQUESTED, APPROVED, REFUSED = "requested", "approved", "refused"
+APPROVED, REFUSED = "approved", "refused"
 
 KIND = FieldSpec("choice", choices=KINDS, doc="What is corrected: `void_round`, a round voided.")
 ROUND = FieldSpec("int", doc="The round, numbered as GET /tables/{table_id}/rounds numbers it: the table's latest.")

@@ -46,8 +46,7 @@ class Commands:
 
     def execute(self, table_id: str, command: str, player: str, args: dict[str, Any], *,
                 expected_version: int | None = None, idempotency_key: str | None = None, by: str | None = None,
-                as_player: str | None = None, as_supervisor: str | None = None,
-                viewer: Viewer = EVERYTHING) -> dict[str, Any]:
+                as_player: str | None = None, as_supervisor: str | None = None, viewer: Viewer = EVERYTHING) -> dict[str, Any]:
         """Runs one command and returns the receipt: new head version and digest, the appended events,
         the state. Nothing is appended unless every event of the command is. With ``expected_version`` the
         command is refused unless the table is still at that version; a repeated ``idempotency_key`` with the
@@ -56,12 +55,11 @@ class Commands:
         house's credential), checked against who may act at the table (domain/acting.py); the answer is as
         ``viewer`` sees it (domain/sight.py). ``as_supervisor``: the supervisor a supervisor's token names, the
         only credential that issues corrections where the service has tokens (``check_supervisor``)."""
-        check_supervisor(command, player, by, as_player, as_supervisor)
-        body_sha, made = idempotency.body_digest(command, player, args), idempotency_key is None
-        key = idempotency.Key(idempotency.made_key() if made else idempotency_key, by)
+        check_supervisor(command, player, by, as_player, as_supervisor)  # nothing is looked up for a refused one
+        key, body_sha, made = _identity(command, player, args, idempotency_key, by)
+        unsure = not made
         if not made and (earlier := self._repeat(table_id, command, player, key, body_sha, as_player, viewer)):
             return earlier
-        unsure = not made
         for attempt in range(RETRIES):
             # The first attempt decides on the cached table itself, uncopied, unread where the store allows
             # (replay.HeadLease); ``cached``: that table, if it was not read from the log.
@@ -206,6 +204,15 @@ class Commands:
     def receipt(self, table: Table) -> dict[str, Any]:
         # The head event's own timestamp, not the signing time: re-signing a head gives the same receipt.
         return self.signer.sign_receipt(str(table.id), table.version, table.head, format_timestamp(table.modified_on))
+
+
+def _identity(command: str, player: str, args: dict[str, Any], idempotency_key: str | None,
+              by: str | None) -> tuple[idempotency.Key, str, bool]:
+    """A command's identity (service/idempotency.py): its key (the client's, or one made now), the digest of its
+    body, and whether the key was made here."""
+    made = idempotency_key is None
+    key = idempotency.Key(idempotency.made_key() if made else idempotency_key, by)
+    return key, idempotency.body_digest(command, player, args), made
 
 
 def check_supervisor(command: str, player: str, by: str | None, as_player: str | None,

@@ -94,3 +94,6 @@ OneTripRecorder
 # service/streams/hub.py: whether the follower has subscribed, which the streams' tests wait for before they
 # count reads (its first subscription makes every stream read the log again).
 _.hearing
+
+# domain/corrections.py: a reversal names the payment it reverses, for auditors reading the log (never read back).
+reverses

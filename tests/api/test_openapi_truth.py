@@ -345,6 +345,7 @@ PLAIN: dict[tuple[str, str], Callable[[Worlds], tuple[str, dict[str, Any]]]] = {
     ("GET", "/me"): lambda w: ("/me", {}),
     ("POST", "/players/{player}/tokens"): lambda w: ("/players/anna/tokens", {"json": {"ttl_seconds": 600}}),
     ("GET", "/players/{player}/rounds"): lambda w: ("/players/anna/rounds", {}),
+    ("GET", "/adjustments"): lambda w: ("/adjustments", {}),
 }
 
 
@@ -504,6 +505,9 @@ CASES = [
          token=w.main.call("POST", "/players/boris/tokens", json={}).json["token"])),
     Case("GET", PLAYER_ROUNDS, 422, "a cursor no page gave", main("GET", lambda w: "/players/anna/rounds?cursor=x")),
     Case("GET", PLAYER_ROUNDS, 422, "a reserved name", main("GET", lambda w: "/players/house/rounds")),
+    Case("GET", "/adjustments", 403, "a player's token", lambda w: w.main.call("GET", "/adjustments",
+         token=w.main.call("POST", "/players/anna/tokens", json={}).json["token"])),
+    Case("GET", "/adjustments", 422, "a reason not in the list", main("GET", lambda w: "/adjustments?reason=x")),
 ]
 
 # The paths whose answers never touch the event store.
