@@ -140,7 +140,9 @@ def new_book() -> dict[str, Any]:
 class Correctable:
     """The correction commands and their bookkeeping, shared by every table (domain/table.py's ``Table``)."""
 
-    # Tables snapshotted before corrections existed have none; their rounds are counted from the next one opened.
+    # Tables snapshotted before corrections existed have none of these: their requests and voids start empty, and
+    # their latest round is unknown (``number`` None: such a table's rounds cannot be voided, the snapshot having
+    # been taken in the middle of a count it does not hold).
     corrections: Any = None
     round_book: Any = None
     round_marks: Any = None
@@ -156,12 +158,13 @@ class Correctable:
         """The latest round after an event, read with the game's own round marks (domain/rounds.py), so that
         its number is the one GET /tables/{id}/rounds shows; its payments, for a void."""
         if self.round_book is None:
-            self.start_corrections()
+            self.round_book, self.round_marks = {**new_book(), "number": None}, {}
         marks, book = self.GAME.rounds, self.round_book  # type: ignore[attr-defined]
         shown = {"type": e.type, "data": e.data, "version": e.originator_version, "command": e.command,
                  "timestamp": e.timestamp_text}
         if marks.opens(shown, self.round_marks):
-            book.update(new_book(), number=book["number"] + 1, open=True, shoe=self.shoes)  # type: ignore[attr-defined]
+            number = None if book["number"] is None else book["number"] + 1
+            book.update(new_book(), number=number, open=True, shoe=self.shoes)  # type: ignore[attr-defined]
         if marks.closes(shown, self.round_marks):
             book["open"] = False
         if isinstance(e, PaymentMade) and book["number"]:
@@ -220,6 +223,9 @@ class Correctable:
         """Refuses a void of any round but the latest one, still in its shoe, not yet void, that the game lets go."""
         book = self.round_book if self.round_book is not None else new_book()
         latest = book["number"]
+        if latest is None:
+            raise BadArgument("round", "This table was restored from a snapshot taken before corrections existed, "
+                                       "which does not hold its count of rounds: its rounds cannot be voided.")
         if not latest:
             raise BadArgument("round", "No round has begun at this table yet: there is nothing to void.")
         if number != latest:
@@ -282,14 +288,16 @@ class Correctable:
     @applies(RoundVoided)
     def _round_voided(self, e: RoundVoided) -> None:
         self._ensure_corrections()
-        self.round_book["void"] = True
-        self.round_book["open"] = False
+        if self.round_book is not None:
+            self.round_book.update(void=True, open=False)
         self.voided[str(e.round)] = {"round": e.round, "request": e.request, "reason": e.reason,
                                      "settled": e.settled, "version": e.originator_version}
 
     def _ensure_corrections(self) -> None:
         if self.corrections is None:
-            self.start_corrections()
+            self.corrections = {"next": 1, "pending": {}}
+        if self.voided is None:
+            self.voided = {}
 
 
 def command_of(first: dict[str, Any]) -> tuple[str, str, dict[str, Any]] | None:
