@@ -16,8 +16,9 @@ Send = Callable[[str, str, dict[str, Any]], tuple[dict[str, Any], list[dict[str,
 ACCOUNTS = ("house", "pot", "kitty")
 TABLES = {
     "punto-banco": {"game": "punto-banco", "players": ["marta", "anna", "boris"], "croupier": "marta",
-                    "rules": {"min_stake": 10, "max_stake": 1000}},
-    "chemin-de-fer": {"game": "chemin-de-fer", "players": ["anna", "boris", "vera"]},
+                    "rules": {"min_stake": 10, "max_stake": 1000, "decks": 6, "stop_card": 52}},
+    "chemin-de-fer": {"game": "chemin-de-fer", "players": ["anna", "boris", "vera"],
+                      "rules": {"decks": 2, "stop_card": 52}},
     "card-lottery": {"game": "card-lottery", "players": ["anna", "boris", "vera", "gleb"], "banker": "anna",
                      "dealer": "boris"},
 }
@@ -68,6 +69,14 @@ class Driver:
                 self.money_before_round = before
                 return events
         raise AssertionError(f"{game} never settled a round")
+
+
+    def to_shoe_revealed(self, limit: int = 2000) -> None:
+        """Plays until a shoe's seed is revealed (its every card then checked against it)."""
+        for _ in range(limit):
+            if any(e["type"] == "ShoeRevealed" for e in self.step()):
+                return
+        raise AssertionError("no shoe was revealed")
 
 
 def void(send_as: Callable[[str, str, dict[str, Any]], dict[str, Any]], round_: int,

@@ -29,6 +29,7 @@ const ROUTES = [
 const ROLE_WORDS = {
   operator: "operator: may issue commands",
   auditor: "auditor: reads only",
+  supervisor: "supervisor: reads, requests and approves corrections",
   open: "open: this service has no tokens",
 };
 

@@ -2,6 +2,7 @@
 // weighed with their cost, every payment, the balances before and after, and any problem at its version, each
 // linked to the table at that version.
 
+import { voidMark } from "./corrections.js";
 import { roundDecisions } from "./decisions.js";
 import { tableFrame } from "./frame.js";
 import { api } from "./http.js";
@@ -52,7 +53,7 @@ export function mount(view, { params: [tableId, number] }) {
     if (gone) return;
     const n = audit.round;
     clear(view, tableFrame(tableId, "/rounds", `Round ${n}`),
-      h("p", { class: "summary-line" }, audit.summary),
+      h("p", { class: "summary-line" }, audit.summary, voidMark(audit)),
       h("p", {}, "Versions ", at(audit.first_version), " to ", at(audit.last_version), ", from ", when(audit.started_at), " to ", when(audit.ended_at), "."),
       h("ul", { class: "badges", "aria-label": "Checks" }, Object.entries(audit.checks).map(([name, ok]) => badge(name, ok))),
       audit.problems.length ? section("Problems", ["Version", "Check", "Event", "What is wrong"], audit.problems.map((p) =>

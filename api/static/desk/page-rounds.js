@@ -1,6 +1,7 @@
 // A table's finished rounds, oldest first, each linked to its audit and to the table at its first and last
 // versions.
 
+import { voidMark } from "./corrections.js";
 import { tableFrame } from "./frame.js";
 import { api } from "./http.js";
 import { clear, h, link, when, notice, tablePath } from "./render.js";
@@ -25,7 +26,7 @@ export function mount(view, { params: [tableId] }) {
     h("td", { class: "num" }, at(round.first_version), " to ", at(round.last_version)),
     h("td", { class: "time" }, when(round.started_at)),
     h("td", { class: "time" }, when(round.ended_at)),
-    h("td", {}, round.summary));
+    h("td", {}, round.summary, voidMark(round)));
 
   let reading = false;
 

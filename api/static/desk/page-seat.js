@@ -8,6 +8,7 @@
 // croupier's panel (croupier.js) under the seat's own title; after a command, or when the panel is drawn again,
 // the focus stays in it (on its heading where the control it was on is gone), never on the page's body.
 
+import { voidMark } from "./corrections.js";
 import { croupierPanel } from "./croupier.js";
 import { ApiError, api, sleep } from "./http.js";
 import { amount, clear, deskPath, h, link, when, notice, skipLink, tablePath, units } from "./render.js";
@@ -77,7 +78,7 @@ export function mount(view, { query, desk }) {
     h("td", {}, mine ? link(seatPath(`/tables/${encodeURIComponent(r.table_id)}`), r.table_id.slice(0, 8),
       { title: r.table_id }) : link(tablePath(r.table_id), r.table_id.slice(0, 8), { title: r.table_id })),
     h("td", {}, r.game),
-    h("th", { scope: "row" }, mine ? `Round ${r.round}` : link(tablePath(r.table_id, `/rounds/${r.round}`), `Round ${r.round}`)),
+    h("th", { scope: "row" }, mine ? `Round ${r.round}` : link(tablePath(r.table_id, `/rounds/${r.round}`), `Round ${r.round}`), voidMark(r)),
     h("td", {}, stakes(r.stakes)),
     h("td", { class: "num", dataset: { result: String(r.result) } }, amount(r.result)),
     h("td", { class: "num", dataset: { balance: String(r.balance) } }, amount(r.balance)),

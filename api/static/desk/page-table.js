@@ -3,6 +3,7 @@
 // croupier's panel for a role that may command, the table followed live, and (read when opened) its players
 // ranked by what their free decisions cost.
 
+import { mountCorrections } from "./corrections.js";
 import { croupierPanel } from "./croupier.js";
 import { costRanking } from "./decisions.js";
 import { exportButtons, tableFrame } from "./frame.js";
@@ -342,6 +343,7 @@ async function start(view, tableId, query, desk, stops, gone) {
     panel.show(headState);
     skipLink(panel.element, "Skip to the croupier's panel");
   }
+  mountCorrections(view, tableId, desk).catch(() => null); // a supervisor's panel (corrections.js)
 
   // The place the address names, in the service's own words when there is no such place.
   const at = query.get("at");
