@@ -1,0 +1,131 @@
+"""Corrections in the domain (domain/corrections.py): the table's own count of rounds is the read model's, a void
+needs two different supervisors, no event recorded before it changes, a replay of the log gives the voided
+table again, and every game says what its void does."""
+
+from __future__ import annotations
+
+import dataclasses
+import random
+
+import pytest
+
+from domain.errors import BadArgument, NotYourSeat
+from domain.game import FieldSpec, Game
+from domain.games import GAMES, ROUND_MARKS
+from domain.sight import EVERYTHING
+from domain.rounds import RoundTracker
+from tests.helpers import Seeds, StepClock, pick
+from tests.voiding import TABLES, money
+
+WEIGHTS = {"place_stake": 1, "pass": 1, "pass_bank": 1}
+
+
+class Played:
+    """A table of a game played through the domain with random legal commands, its every event kept."""
+
+    def __init__(self, game: str, seed: int = 3) -> None:
+        self.rng, self.clock, self.seeds = random.Random(seed), StepClock(), Seeds(seed)
+        body = dict(TABLES[game])
+        roles = {k: body.pop(k) for k in ("croupier", "banker", "dealer") if k in body}
+        self.table = GAMES[game].open(body["players"], body.get("rules", {}), self.clock(), **roles)
+        self.events = list(self.table.collect_events())
+
+    def run(self, command: str, player: str, **fields) -> list:
+        self.table.handle(command, player, fields, self.clock(), self.seeds, new_salt=self.seeds.salt)
+        new = list(self.table.collect_events())
+        self.events += new
+        return new
+
+    def step(self) -> list:
+        state = self.table.view(self.table.sight(EVERYTHING))
+        command, player, fields = pick(state, self.rng)
+        return self.run(command, player, **fields)
+
+    def until(self, done, limit: int = 600) -> None:
+        for _ in range(limit):
+            if done(self):
+                return
+            self.step()
+        raise AssertionError("never reached")
+
+
+@pytest.mark.parametrize("game", sorted(GAMES))
+def test_the_tables_latest_round_is_numbered_as_the_rounds_list_numbers_it(game):
+    played = Played(game)
+    tracker, finished = RoundTracker(ROUND_MARKS[game]), 0
+    for e in played.events:
+        finished += len(tracker.feed(e.public()))
+    for _ in range(300):
+        for e in played.step():
+            finished += len(tracker.feed(e.public()))
+        finished += len(tracker.flush())
+        book = played.table.round_book
+        assert book["number"] == finished + book["open"]
+
+
+def test_a_void_needs_a_second_supervisor_and_leaves_every_earlier_event_as_it_was():
+    played = Played("punto-banco")
+    played.until(lambda p: p.table.phase == "deal")
+    earlier = [(e.originator_version, e.digest) for e in played.events]
+    number = played.table.round_book["number"]
+    played.run("request_correction", "sara", kind="void_round", round=number, reason="misdeal", note="")
+    with pytest.raises(NotYourSeat, match="second supervisor"):
+        played.run("approve_correction", "sara", request=1)
+    with pytest.raises(NotYourSeat, match="take no part"):
+        played.run("approve_correction", "anna", request=1)
+    effects = played.run("approve_correction", "simon", request=1)
+    assert [e.type for e in effects][0] == "CorrectionApproved" and effects[-1].type == "RoundVoided"
+    with pytest.raises(BadArgument, match="decided once"):
+        played.run("approve_correction", "simon", request=1)
+    assert [(e.originator_version, e.digest) for e in played.events[:len(earlier)]] == earlier
+    replayed = None
+    for e in played.events:
+        replayed = e.mutate(replayed)
+    assert replayed.view() == played.table.view() and replayed.voided == played.table.voided
+
+
+@pytest.mark.parametrize("game", ["punto-banco", "chemin-de-fer"])
+def test_a_settled_coup_voided_puts_every_balance_back_and_the_game_plays_on(game):
+    played = Played(game, seed=11)
+    settles = {"punto-banco": "CoupDecided", "chemin-de-fer": "CoupSettled"}[game]
+    before = {}
+
+    def settled(p):
+        before.update(money(p.table.view()))
+        return False
+
+    for _ in range(600):
+        settled(played)
+        if any(e.type == settles for e in played.step()) and played.table.round_book["payments"]:
+            break
+    number = played.table.round_book["number"]
+    played.run("request_correction", "sara", kind="void_round", round=number, reason="card-exposed")
+    effects = played.run("approve_correction", "simon", request=1)
+    assert {e.type for e in effects} >= {"PaymentReversed", "RoundVoided"} and effects[-1].settled
+    assert money(played.table.view()) == before
+    played.until(lambda p: p.table.round_book["number"] == number + 1 and not p.table.round_book["open"])
+
+
+def test_a_refused_request_moves_nothing_and_the_round_may_be_asked_again():
+    played = Played("punto-banco")
+    played.until(lambda p: p.table.phase == "deal")
+    number, before = played.table.round_book["number"], money(played.table.view())
+    played.run("request_correction", "sara", kind="void_round", round=number, reason="other", note="not sure")
+    [refused] = played.run("refuse_correction", "simon", request=1, note="it was fine")
+    assert refused.type == "CorrectionRefused" and refused.why == "it was fine"
+    assert money(played.table.view()) == before and played.table.phase == "deal" and "corrections" not in played.table.view()
+    played.run("request_correction", "simon", kind="void_round", round=number, reason="misdeal")
+    assert played.table.view()["corrections"][0]["request"] == 2
+
+
+def test_a_note_is_text_of_up_to_five_hundred_characters():
+    note = FieldSpec("text", optional=True)
+    assert note.fits("a" * 500) and not note.fits("a" * 501) and not note.fits(5)
+    assert note.json_schema() == {"type": "string", "maxLength": 500}
+
+
+def test_every_game_says_what_its_void_does_and_a_game_without_one_is_refused():
+    assert all(game.void.doc for game in GAMES.values())
+    fields = {f.name for f in dataclasses.fields(Game) if f.default is dataclasses.MISSING
+              and f.default_factory is dataclasses.MISSING and f.init}
+    assert "void" in fields
