@@ -577,6 +577,9 @@ class AdjustmentSchema(Schema):
                          metadata={"description": "Every balance and account before it (null if refused)."})
     after = fields.Dict(keys=fields.String(), values=fields.Integer(), allow_none=True,
                         metadata={"description": "Every balance and account after it (null if refused)."})
+    stake = fields.Dict(allow_none=True, metadata={
+        "description": "A stake's correction: the `player` it was recorded for, its `spot`, the right `amount` and "
+                       "the player it should have been recorded `to`; null for a void."})
 
 
 class AdjustmentsPageSchema(Schema):

@@ -24,6 +24,7 @@ names the game reserves, so that nobody approves the voiding of his own round.
 
 from __future__ import annotations
 
+from dataclasses import field
 from typing import Any
 
 from domain.errors import BadArgument, NotYourSeat
@@ -41,15 +42,26 @@ REASONS = (
     "equipment-failure",   # a terminal or the service failed during the round
     "other",               # anything else: the note says what
 )
-KINDS = ("void_round",)
+VOID, CORRECT_STAKE = "void_round", "correct_stake"
+KINDS = (VOID, CORRECT_STAKE)
 COMMANDS = ("request_correction", "approve_correction", "refuse_correction")
 APPROVED, REFUSED = "approved", "refused"
 
-KIND = FieldSpec("choice", choices=KINDS, doc="What is corrected: `void_round`, a round voided.")
+KIND = FieldSpec("choice", choices=KINDS, doc="What is corrected: `void_round`, a round voided; `correct_stake`, a "
+                                                "stake recorded for the wrong player or amount, before the stakes close.")
 ROUND = FieldSpec("int", doc="The round, numbered as GET /tables/{table_id}/rounds numbers it: the table's latest.")
 REASON = FieldSpec("choice", choices=REASONS, doc="Why, from the documented list; `note` says the rest.")
 NOTE = FieldSpec("text", optional=True, doc=f"Free text, up to {TEXT_LONGEST} characters.")
 REQUEST = FieldSpec("int", doc="The request's number, as `corrections` in the state lists it.")
+# A stake's correction (``correct_stake`` only): which stake, and what it should have been.
+STAKE_FIELDS = {
+    "stake_player": FieldSpec("text", optional=True, doc="correct_stake: the player the stake was recorded for."),
+    "stake_spot": FieldSpec("text", optional=True, doc="correct_stake: the stake's spot (punto banco: `player`, "
+                                                       "`banker`, `tie`; Chemin de fer: `bank`)."),
+    "stake_amount": FieldSpec("int", optional=True, doc="correct_stake: the right amount (0: no stake at all)."),
+    "stake_to": FieldSpec("text", optional=True, doc="correct_stake: the player it should have been recorded for "
+                                                     "(left out: the same player)."),
+}
 
 
 class CorrectionRequested(TableEvent):
@@ -61,6 +73,8 @@ class CorrectionRequested(TableEvent):
     reason: str
     note: str
     requested_by: str
+    # A stake's correction: {player, spot, amount, to}; None for a void.
+    stake: dict[str, Any] | None = field(default=None, kw_only=True)
 
 
 class CorrectionApproved(TableEvent):
@@ -78,6 +92,7 @@ class CorrectionApproved(TableEvent):
     players: list[str]
     before: dict[str, int]
     after: dict[str, int]
+    stake: dict[str, Any] | None = field(default=None, kw_only=True)
 
 
 class CorrectionRefused(TableEvent):
@@ -92,6 +107,18 @@ class CorrectionRefused(TableEvent):
     requested_at: str
     refused_by: str
     why: str
+    stake: dict[str, Any] | None = field(default=None, kw_only=True)
+
+
+class StakeCorrected(TableEvent):
+    """A stake of the open round corrected: ``player``'s stake on ``spot`` was ``was`` and is now ``amount`` (0:
+    none). A stake moved to another player is two of them."""
+
+    round: int
+    player: str
+    spot: str
+    was: int
+    amount: int
 
 
 class StakeReturned(TableEvent):
@@ -124,11 +151,9 @@ class RoundVoided(TableEvent):
 
 
 keep_topics("domain.corrections", CorrectionRequested, CorrectionApproved, CorrectionRefused, StakeReturned,
-            PaymentReversed, RoundVoided)
+            PaymentReversed, RoundVoided, StakeCorrected)
 # The types that move money besides PaymentMade (read by the money check, the seats and the audits).
 MOVEMENTS = ("PaymentMade", "PaymentReversed")
-EVENTS = ("CorrectionRequested", "CorrectionApproved", "CorrectionRefused", "StakeReturned", "PaymentReversed",
-          "RoundVoided")
 
 
 def new_book() -> dict[str, Any]:
@@ -172,21 +197,28 @@ class Correctable:
 
     # --- commands ----------------------------------------------------------------------------------------
 
-    @command("request_correction", kind=KIND, round=ROUND, reason=REASON, note=NOTE)
+    @command("request_correction", kind=KIND, round=ROUND, reason=REASON, note=NOTE, **STAKE_FIELDS)
     def _request_correction(self, rec: Recorder, player: str, kind: str, round: int, reason: str,
-                            note: str = "") -> None:
-        """A supervisor asks for a correction (a round voided); a second supervisor approves or refuses it."""
+                            note: str = "", **stake: Any) -> None:
+        """A supervisor asks for a correction (a round voided, a stake corrected); a second supervisor approves
+        or refuses it."""
         self._check_supervisor(player)
+        asked = _stake_asked(kind, stake)
         self._check_voidable(round)
+        if asked is not None:
+            self._stake_effects(asked)  # refused now if the game would refuse it
         number = self.corrections["next"]
         rec(CorrectionRequested, player, request=number, kind=kind, round=round, reason=reason, note=note,
-            requested_by=player)
+            requested_by=player, stake=asked)
 
     @command("approve_correction", request=REQUEST)
     def _approve_correction(self, rec: Recorder, player: str, request: int) -> None:
         """A second supervisor approves a request: it takes effect now."""
         asked = self._pending(request, player, "approve")
         self._check_voidable(asked["round"])
+        if asked.get("stake") is not None:
+            self._correct_stake(rec, player, asked)
+            return
         returned, reversed_ = self._void_effects()
         before = self.money()
         after = dict(before)
@@ -204,6 +236,26 @@ class Correctable:
             rec(StakeReturned, SERVICE, round=number, player=name, spot=spot, amount=amount)
         rec(RoundVoided, SERVICE, round=number, request=request, reason=asked["reason"],
             settled=not self.round_book["open"])
+
+    def _correct_stake(self, rec: Recorder, player: str, asked: dict[str, Any]) -> None:
+        """The approval of a stake's correction: the stakes it changes, no money moved."""
+        changes = self._stake_effects(asked["stake"])
+        money = self.money()
+        rec(CorrectionApproved, player, **_request_fields(asked), approved_by=player,
+            players=sorted({name for name, _, _, _ in changes}), before=money, after=money)
+        for name, spot, was, amount in changes:
+            rec(StakeCorrected, SERVICE, round=asked["round"], player=name, spot=spot, was=was, amount=amount)
+
+    def _stake_effects(self, stake: dict[str, Any]) -> list[tuple[str, str, int, int]]:
+        """The stakes a correction changes, each (player, spot, was, now), as the game takes it (BadArgument in its
+        words where it may not: the stakes closed, an amount out of the limits, a player who does not stake)."""
+        if not self.round_book["open"]:
+            raise BadArgument("round", "A stake is corrected while its round is open, before the stakes close.")
+        for name in {stake["player"], stake["to"]}:
+            if name not in self.players:  # type: ignore[attr-defined]
+                raise BadArgument("stake_player", f"'{name}' is not a player at this table "
+                                                  f"({', '.join(self.players)}).")  # type: ignore[attr-defined]
+        return self.GAME.void.corrected(self, stake)  # type: ignore[attr-defined]
 
     @command("refuse_correction", request=REQUEST, note=NOTE)
     def _refuse_correction(self, rec: Recorder, player: str, request: int, note: str = "") -> None:
@@ -270,7 +322,8 @@ class Correctable:
         self.corrections["next"] = e.request + 1
         self.corrections["pending"][str(e.request)] = {
             "request": e.request, "kind": e.kind, "round": e.round, "reason": e.reason, "note": e.note,
-            "requested_by": e.requested_by, "requested_at": e.timestamp_text, "version": e.originator_version}
+            "requested_by": e.requested_by, "requested_at": e.timestamp_text, "version": e.originator_version,
+            **({"stake": dict(e.stake)} if e.stake else {})}
 
     @applies(CorrectionApproved, CorrectionRefused)
     def _correction_decided(self, e: CorrectionApproved | CorrectionRefused) -> None:
@@ -305,7 +358,9 @@ def command_of(first: dict[str, Any]) -> tuple[str, str, dict[str, Any]] | None:
     it again; None for any other first event."""
     data, actor = first["data"], first["actor"]
     if first["type"] == "CorrectionRequested":
-        return "request_correction", actor, {k: data[k] for k in ("kind", "round", "reason", "note")}
+        stake = data.get("stake") or {}
+        fields = {f"stake_{k}": v for k, v in stake.items() if k != "to" or v != stake.get("player")}
+        return "request_correction", actor, {**{k: data[k] for k in ("kind", "round", "reason", "note")}, **fields}
     if first["type"] == "CorrectionApproved":
         return "approve_correction", actor, {"request": data["request"]}
     if first["type"] == "CorrectionRefused":
@@ -314,4 +369,21 @@ def command_of(first: dict[str, Any]) -> tuple[str, str, dict[str, Any]] | None:
 
 
 def _request_fields(asked: dict[str, Any]) -> dict[str, Any]:
-    return {k: asked[k] for k in ("request", "kind", "round", "reason", "note", "requested_by", "requested_at")}
+    fields = {k: asked[k] for k in ("request", "kind", "round", "reason", "note", "requested_by", "requested_at")}
+    return {**fields, "stake": asked.get("stake")}
+
+
+def _stake_asked(kind: str, fields: dict[str, Any]) -> dict[str, Any] | None:
+    """The stake a ``correct_stake`` names (player, spot, amount, to); a void takes none of its fields."""
+    given = {k: v for k, v in fields.items() if v is not None}
+    if kind == VOID:
+        if given:
+            raise BadArgument(next(iter(given)), f"A void takes no stake fields; got '{next(iter(given))}'.")
+        return None
+    for name in ("stake_player", "stake_spot", "stake_amount"):
+        if name not in given:
+            raise BadArgument(name, f"'correct_stake' needs '{name}' ({STAKE_FIELDS[name].doc})")
+    if given["stake_amount"] < 0:
+        raise BadArgument("stake_amount", f"'stake_amount' is 0 or more; got {given['stake_amount']}.")
+    return {"player": given["stake_player"], "spot": given["stake_spot"], "amount": given["stake_amount"],
+            "to": given.get("stake_to", given["stake_player"])}

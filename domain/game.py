@@ -286,12 +286,17 @@ class Void:
       ``(player, spot, amount)``: a void returns each (``StakeReturned``); money the round already moved is
       reversed by the base (``PaymentReversed``), whatever the game.
     - ``refused(table)``: why the latest round may not be voided now, in the game's words, or None.
+    - ``corrected(table, stake)``: a stake of the open round corrected (``stake``: the ``player`` it was recorded
+      for, its ``spot``, the right ``amount``, and the player it should have been recorded ``to``): the stakes
+      that change, each ``(player, spot, was, now)`` (``StakeCorrected``), or a refusal (a DomainError) in the
+      game's words; the table's handler of ``StakeCorrected`` sets them.
     - ``doc``: one line for the docs and the OpenAPI document: what a void returns and what the shoe does.
     The game's table also handles ``RoundVoided`` (assignments only): the table back between rounds.
     """
 
     stakes: Callable[[Any], list[tuple[str, str, int]]]
     refused: Callable[[Any], str | None]
+    corrected: Callable[[Any, dict[str, Any]], list[tuple[str, str, int, int]]]
     doc: str
 
 

@@ -48,6 +48,7 @@ def entry(table_id: str, position_: int, e: Any) -> dict[str, Any]:
         "why": None if approved else e.why,
         "players": list(e.players) if approved else [],
         "before": dict(e.before) if approved else None, "after": dict(e.after) if approved else None,
+        "stake": dict(e.stake) if e.stake else None,
     }
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from domain.errors import BadArgument
 from domain.game import Void
 
 
@@ -25,6 +26,11 @@ def _refused(table: Any) -> str | None:
     return None
 
 
-VOID = Void(stakes=_stakes, refused=_refused,
+def _corrected(table: Any, stake: dict[str, Any]) -> list[tuple[str, str, int, int]]:
+    raise BadArgument("kind", "The Card lottery's contributions are collected at once by the banker: a wrong one "
+                              "is corrected by voiding the round, which returns them all.")
+
+
+VOID = Void(stakes=_stakes, refused=_refused, corrected=_corrected,
             doc="A stage-1 round voided before its reveal returns its contributions; a revealed round or stage 2 "
                 "is not voided.")

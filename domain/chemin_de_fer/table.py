@@ -28,7 +28,7 @@ from domain.chemin_de_fer.events import (
     StakePlaced,
     StakesClosed,
 )
-from domain.corrections import PaymentReversed, RoundVoided
+from domain.corrections import PaymentReversed, RoundVoided, StakeCorrected
 from domain.errors import BadArgument, IllegalDraw, StakeAboveBank
 from domain.events import DEALER_RULE, SERVICE, CardDealt, ShoeCut, ShoeRevealed, ShoeShuffled
 from domain.game import FieldSpec, applies, command
@@ -461,6 +461,14 @@ class ChemindeferTable(Table):
             self.redeal = False
             self.punter = ""
             self._new_bank(STAKES)
+
+    @applies(StakeCorrected)
+    def _stake_corrected(self, e: StakeCorrected) -> None:
+        if e.amount:
+            self.stakes[e.player] = e.amount
+        else:
+            self.stakes.pop(e.player, None)
+        self.phase = CLOSE if self.next_speaker() is None else STAKES  # the bank covered, or not, now
 
     @applies(PaymentReversed)
     def _payment_reversed_here(self, e: PaymentReversed) -> None:

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from domain.chemin_de_fer import rules as R
+from domain.errors import BadArgument, StakeAboveBank
 from domain.game import Void
 
 
@@ -24,6 +26,31 @@ def _refused(table: Any) -> str | None:
     return None
 
 
-VOID = Void(stakes=_stakes, refused=_refused,
+def _corrected(table: Any, stake: dict[str, Any]) -> list[tuple[str, str, int, int]]:
+    """A stake recorded for the wrong amount, corrected before the stakes close; within what the bank covers. A
+    stake is its player's word in his turn: one recorded for the wrong player is corrected by voiding the coup."""
+    player, amount = stake["player"], stake["amount"]
+    if table.phase not in ("stakes", "close"):
+        raise BadArgument("round", "A stake is corrected before the stakes close; this coup's are closed: void the "
+                                   "coup instead.")
+    if stake["spot"] != "bank":
+        raise BadArgument("stake_spot", f"A stake of Chemin de fer is on the 'bank'; got {stake['spot']!r}.")
+    if stake["to"] != player:
+        raise BadArgument("stake_to", "A stake of Chemin de fer is its player's word in his turn: one recorded for "
+                                      "the wrong player is corrected by voiding the coup.")
+    was = table.stakes.get(player, 0)
+    if not was:
+        raise BadArgument("stake_player", f"{player} has no stake in this coup.")
+    if amount == was:
+        raise BadArgument("stake_amount", f"{player}'s stake is {was} already.")
+    if not amount and len(table.stakes) == 1:
+        raise BadArgument("stake_amount", "That would leave no stake in the coup: void the coup instead.")
+    most = R.largest_stake_allowed(table.bank, {p: a for p, a in table.stakes.items() if p != player})
+    if amount > most:
+        raise StakeAboveBank(amount, most)
+    return [(player, "bank", was, amount)]
+
+
+VOID = Void(stakes=_stakes, refused=_refused, corrected=_corrected,
             doc="Before its settlement the coup's stakes go back and stakes open again on the same bank; after "
                 "it, each payment is reversed. The cards dealt stay dealt and the shoe plays on.")

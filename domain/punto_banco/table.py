@@ -16,7 +16,7 @@ from collections.abc import Callable
 from typing import Any
 
 from domain.baccarat import DRAW, STAND, hand_total
-from domain.corrections import RoundVoided
+from domain.corrections import RoundVoided, StakeCorrected
 from domain.events import DEALER_RULE, SERVICE, CardDealt, PaymentMade, ShoeCut, ShoeRevealed, ShoeShuffled
 from domain.game import FieldSpec, applies, command
 from domain.punto_banco import rules as R
@@ -296,6 +296,16 @@ class PuntoBancoTable(Table):
         if not e.settled:  # its stakes went back: the table takes stakes for a new coup
             self.stakes = {}
             self.phase = STAKES
+
+    @applies(StakeCorrected)
+    def _stake_corrected(self, e: StakeCorrected) -> None:
+        spots = self.stakes.setdefault(e.player, {})
+        if e.amount:
+            spots[e.spot] = e.amount
+        else:
+            spots.pop(e.spot, None)
+        if not spots:
+            del self.stakes[e.player]
 
     @applies(StopCardCameOut)
     def _stop_card_came_out(self, e: StopCardCameOut) -> None:

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from domain.errors import BadArgument
 from domain.game import Void
+from domain.punto_banco import rules as R
 
 
 def _stakes(table: Any) -> list[tuple[str, str, int]]:
@@ -20,6 +22,37 @@ def _refused(table: Any) -> str | None:
     return None  # any coup of the shoe's latest may be voided, at any point before the next one's first stake
 
 
-VOID = Void(stakes=_stakes, refused=_refused,
+def _corrected(table: Any, stake: dict[str, Any]) -> list[tuple[str, str, int, int]]:
+    """A stake recorded for the wrong player or amount, corrected while the stakes are open; the corrected totals
+    are held to the table's limits as any stake is."""
+    player, spot, amount, to = stake["player"], stake["spot"], stake["amount"], stake["to"]
+    if table.phase != "stakes":
+        raise BadArgument("round", "A stake is corrected while the stakes are open; this coup's are closed: void "
+                                   "the coup instead.")
+    if spot not in R.SPOTS:
+        raise BadArgument("stake_spot", f"'stake_spot' is one of {', '.join(R.SPOTS)}; got {spot!r}.")
+    if table.croupier in (player, to):
+        raise BadArgument("stake_player", f"{table.croupier} is the croupier, who does not stake.")
+    was = table.stakes.get(player, {}).get(spot, 0)
+    if not was:
+        raise BadArgument("stake_player", f"{player} has no stake on the {spot} in this coup.")
+    if to == player:
+        if amount == was:
+            raise BadArgument("stake_amount", f"{player}'s stake on the {spot} is {was} already.")
+        if amount:
+            R.check_stake(table.rules, {s: a for s, a in table.stakes[player].items() if s != spot}, spot, amount)
+        changes = [(player, spot, was, amount)]
+    else:
+        if not amount:
+            raise BadArgument("stake_amount", "A stake moved to another player has an amount above 0.")
+        moved = R.check_stake(table.rules, table.stakes.get(to, {}), spot, amount)
+        changes = [(player, spot, was, 0), (to, spot, moved - amount, moved)]
+    left = sum(a for spots in table.stakes.values() for a in spots.values()) - was + amount
+    if not left:
+        raise BadArgument("stake_amount", "That would leave no stake in the coup: void the coup instead.")
+    return changes
+
+
+VOID = Void(stakes=_stakes, refused=_refused, corrected=_corrected,
             doc="Before its settlement the coup's stakes go back; after it, each payment is reversed. The cards "
                 "dealt stay dealt and the shoe plays on.")

@@ -182,6 +182,21 @@ def punto_banco_seven_coups(client: Any, headers: dict[str, str]) -> Table:
     return table
 
 
+SUPERVISORS = {"sara": "sv-secret-5a8e2c1d", "simon": "sv-secret-9d3b7f40"}
+
+
+def punto_banco_voided(client: Any, headers: dict[str, str]) -> Table:
+    """The quickstart's coup voided after its payments: asked by sara, approved by simon."""
+    table = punto_banco_quickstart(client, headers)
+    for name, body in (("sara", {"command": "request_correction", "player": "sara", "kind": "void_round", "round": 1,
+                                 "reason": "card-exposed", "note": "the player's third card fell face up"}),
+                       ("simon", {"command": "approve_correction", "player": "simon", "request": 1})):
+        answer = client.post(f"/tables/{table.table_id}/commands", json=body,
+                             headers={"Authorization": f"Bearer {SUPERVISORS[name]}"})
+        assert answer.status_code == 200, answer.json
+    return table
+
+
 @dataclass(frozen=True)
 class Given:
     table: Callable[..., Table] | None = None
@@ -207,6 +222,8 @@ GIVEN = {
     "a punto-banco table where anna staked 100 on the banker": Given(punto_banco_staked),
     "the punto-banco table of the quickstart, after its coup": Given(punto_banco_quickstart),
     "a punto-banco table after seven coups": Given(punto_banco_seven_coups),
+    "the punto-banco table of the quickstart, its coup voided by sara and simon": Given(
+        punto_banco_voided, env={"ZAMETANO_TOKENS": TOKENS + "".join(f",supervisor@{n}:{t}" for n, t in SUPERVISORS.items())}),
 }
 
 

@@ -164,3 +164,26 @@ def test_every_correction_is_in_the_adjustments_log_filtered_paged_and_exported(
     assert client.get("/adjustments?reason=bribery", headers=bearer(AUDREY)).status_code == 422
     history = client.get("/players/anna/rounds", headers=bearer(minted)).json["rounds"]
     assert {r["round"]: r.get("void", {}).get("reason") for r in history} == {second: "shoe-fault", first: "misdeal"}
+
+
+def test_a_stake_recorded_for_the_wrong_player_is_corrected_under_two_signatures_and_logged(table, client):
+    table.ok("place_stake", "anna", spot="banker", amount=100)
+    number = table.state()["round"]
+    asked = table.ok("request_correction", "sara", SARA, kind="correct_stake", round=number, reason="wrong-stake",
+                     note="boris's chips", stake_player="anna", stake_spot="banker", stake_amount=100, stake_to="boris")
+    assert asked["state"]["stakes"] == {"anna": {"banker": 100}}  # nothing changes before the approval
+    request = asked["state"]["corrections"][0]
+    assert request["stake"] == {"player": "anna", "spot": "banker", "amount": 100, "to": "boris"}
+    approved = table.ok("approve_correction", "simon", SIMON, request=request["request"])
+    assert approved["state"]["stakes"] == {"boris": {"banker": 100}}
+    assert [e["type"] for e in approved["events"]] == ["CorrectionApproved", "StakeCorrected", "StakeCorrected"]
+    table.ok("close_stakes", "marta")
+    table.ok("deal", "marta")
+    [entry] = client.get("/adjustments", headers=bearer(AUDREY)).json["adjustments"]
+    assert entry["kind"] == "correct_stake" and entry["stake"]["to"] == "boris" and entry["before"] == entry["after"]
+    assert entry["players"] == ["anna", "boris"]
+    verified = client.get(f"/tables/{table.id}/verify", headers=bearer(AUDREY)).json
+    assert verified["ok"], verified["problems"]
+    void_with_stake = table.command("request_correction", "sara", SARA, kind="void_round", round=number,
+                                    reason="other", stake_amount=5)
+    assert void_with_stake.status_code == 422 and "no stake fields" in void_with_stake.json["message"]

@@ -129,3 +129,53 @@ def test_every_game_says_what_its_void_does_and_a_game_without_one_is_refused():
     fields = {f.name for f in dataclasses.fields(Game) if f.default is dataclasses.MISSING
               and f.default_factory is dataclasses.MISSING and f.init}
     assert "void" in fields
+
+
+def test_a_stake_recorded_for_the_wrong_player_is_moved_and_the_original_stays_in_the_log():
+    played = Played("punto-banco")
+    played.until(lambda p: p.table.phase == "stakes")
+    [placed] = played.run("place_stake", "anna", spot="player", amount=50)
+    number = played.table.round_book["number"]
+    played.run("request_correction", "sara", kind="correct_stake", round=number, reason="wrong-stake",
+               stake_player="anna", stake_spot="player", stake_amount=50, stake_to="boris")
+    effects = played.run("approve_correction", "simon", request=1)
+    assert [(e.type, getattr(e, "player", None), getattr(e, "amount", None)) for e in effects] == [
+        ("CorrectionApproved", None, None), ("StakeCorrected", "anna", 0), ("StakeCorrected", "boris", 50)]
+    assert effects[0].before == effects[0].after and played.table.stakes == {"boris": {"player": 50}}
+    assert played.events[played.events.index(placed)].data == placed.data  # the original, as it was
+    played.run("close_stakes", "marta")
+    played.run("deal", "marta")
+    assert played.table.result["coup"] == number
+
+
+@pytest.mark.parametrize("stake, refused", [
+    ({"stake_player": "anna", "stake_spot": "banker", "stake_amount": 40}, "no stake on the banker"),
+    ({"stake_player": "anna", "stake_spot": "player", "stake_amount": 5000}, "limit|at most|above"),
+    ({"stake_player": "anna", "stake_spot": "player", "stake_amount": 0}, "no stake in the coup"),
+    ({"stake_player": "anna", "stake_spot": "player"}, "needs 'stake_amount'"),
+    ({"stake_player": "marta", "stake_spot": "player", "stake_amount": 40}, "croupier"),
+    ({"stake_player": "anna", "stake_spot": "player", "stake_amount": 40, "stake_to": "gleb"}, "not a player"),
+])
+def test_a_stake_correction_the_rules_would_not_take_is_refused_when_asked(stake, refused):
+    played = Played("punto-banco")
+    played.until(lambda p: p.table.phase == "stakes")
+    played.run("place_stake", "anna", spot="player", amount=50)
+    with pytest.raises(Exception, match=refused):
+        played.run("request_correction", "sara", kind="correct_stake", round=played.table.round_book["number"],
+                   reason="wrong-stake", **stake)
+
+
+def test_a_chemin_de_fer_stake_is_corrected_in_amount_only_and_the_bank_decides_whose_turn_it_is():
+    played = Played("chemin-de-fer")
+    played.until(lambda p: p.table.phase == "stakes" and not p.table.stakes and p.table.next_speaker())
+    speaker, bank = played.table.next_speaker(), played.table.bank
+    played.run("place_stake", speaker, amount=bank)  # covers the bank: stakes close
+    assert played.table.phase == "close" and bank > 1
+    number = played.table.round_book["number"]
+    with pytest.raises(BadArgument, match="wrong player"):
+        played.run("request_correction", "sara", kind="correct_stake", round=number, reason="wrong-stake",
+                   stake_player=speaker, stake_spot="bank", stake_amount=1, stake_to="vera" if speaker != "vera" else "anna")
+    played.run("request_correction", "sara", kind="correct_stake", round=number, reason="wrong-stake",
+               stake_player=speaker, stake_spot="bank", stake_amount=1)
+    played.run("approve_correction", "simon", request=1)
+    assert played.table.stakes == {speaker: 1} and played.table.phase == "stakes"  # the rest of the bank is open again
