@@ -109,7 +109,7 @@ def play_and_void(base, game):
         table.driver.to_settled_round(game)
         second = len(table.rounds())
     table.void_checked(second, "card-exposed")
-    if game != "card-lottery":
+    if game == "chemin-de-fer":
         table.driver.to_shoe_revealed()  # every card of the shoe, the voided coups' too, checked against its seed
     return table, {first: "misdeal", second: "card-exposed"}
 
