@@ -166,6 +166,7 @@ LONGEST_FIRST = [
     "tests/e2e/test_store_faults.py",  # 21: four faults of the SQLite file under load, a server started and stopped
     "tests/service/test_audit.py",  # 23
     "tests/e2e/test_players_over_http.py",  # 20
+    "tests/e2e/test_corrections_over_http.py",  # 20: voids on each game over HTTP, on SQLite and PostgreSQL
     "tests/api/test_schemathesis.py",  # 19
     "tests/service/test_audit_from_log.py",  # 19
     "tests/browser/test_browser_verification.py",  # 19
