@@ -185,8 +185,8 @@ class Correctable:
         if self.round_book is None:
             self.round_book, self.round_marks = {**new_book(), "number": None}, {}
         marks, book = self.GAME.rounds, self.round_book  # type: ignore[attr-defined]
-        shown = {"type": e.type, "data": e.data, "version": e.originator_version, "command": e.command,
-                 "timestamp": e.timestamp_text}
+        shown = _Shown(type=type(e).__name__)
+        shown.event = e
         if marks.opens(shown, self.round_marks):
             number = None if book["number"] is None else book["number"] + 1
             book.update(new_book(), number=number, open=True, shoe=self.shoes)  # type: ignore[attr-defined]
@@ -351,6 +351,19 @@ class Correctable:
             self.corrections = {"next": 1, "pending": {}}
         if self.voided is None:
             self.voided = {}
+
+
+class _Shown(dict):  # type: ignore[type-arg]
+    """An event as the round marks read it (domain/rounds.py), its data built only if they ask for it: the marks
+    look at every event applied, and at the data of few (a replay would otherwise build every event's twice)."""
+
+    event: TableEvent
+
+    def __missing__(self, key: str) -> Any:
+        if key != "data":  # the marks read a round's bounds from the type and the data alone
+            raise KeyError(key)
+        self[key] = data = self.event.data
+        return data
 
 
 def command_of(first: dict[str, Any]) -> tuple[str, str, dict[str, Any]] | None:
