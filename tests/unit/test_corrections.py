@@ -179,3 +179,21 @@ def test_a_chemin_de_fer_stake_is_corrected_in_amount_only_and_the_bank_decides_
                stake_player=speaker, stake_spot="bank", stake_amount=1)
     played.run("approve_correction", "simon", request=1)
     assert played.table.stakes == {speaker: 1} and played.table.phase == "stakes"  # the rest of the bank is open again
+
+
+def test_a_card_lottery_stage_voided_before_its_reveal_returns_its_contributions_and_the_banker_collects_again():
+    played = Played("card-lottery")
+    before = {}
+    while played.table.phase != "lay_out":
+        before = money(played.table.view())
+        played.step()
+    assert money(played.table.view()) != before  # the contributions are in the pot
+    number = played.table.round_book["number"]
+    played.run("request_correction", "sara", kind="void_round", round=number, reason="shoe-fault")
+    effects = played.run("approve_correction", "simon", request=1)
+    assert {e.type for e in effects} == {"CorrectionApproved", "PaymentReversed", "RoundVoided"}
+    assert money(played.table.view()) == before and played.table.phase == "collect"
+    with pytest.raises(BadArgument, match="contributions are collected at once"):
+        played.until(lambda p: p.table.phase == "lay_out")
+        played.run("request_correction", "sara", kind="correct_stake", round=played.table.round_book["number"],
+                   reason="wrong-stake", stake_player="vera", stake_spot="pot", stake_amount=1)
