@@ -36,7 +36,8 @@ class Me(MethodView):
     @blp.response(200, MeSchema)
     def get(self) -> Any:
         """The role and name of the token sent: `operator` (commands and every query), `auditor` (queries
-        only), `surveillance` (queries only, every card as it is dealt), `player` (a player's own token), or `open` when the service has no tokens (it then listens on
+        only), `surveillance` (queries only, every card as it is dealt), `supervisor` (queries, and corrections in its own
+        name), `player` (a player's own token), or `open` when the service has no tokens (it then listens on
         loopback only, and every request may do everything).
 
         Any token the service knows may ask; the answer names the role and the token's name, never the token.
