@@ -208,6 +208,13 @@ class TableStateSchema(_Open):
                        "every reader: whose turn it is is public. `expects` lists only the commands this caller "
                        "may send, with their fields."})
     as_of = fields.Dict(metadata={"description": "Only on a historic state: the version and timestamp shown."})
+    corrections = fields.List(fields.Dict(), metadata={
+        "description": "Only while there are any: the correction requests waiting for a second supervisor (`request`, "
+                       "`kind`, `round`, `reason`, `note`, `requested_by`, `requested_at`, and `stake` for a stake's "
+                       "correction); docs/api.md \"Corrections\"."})
+    voided = fields.List(fields.Dict(), metadata={
+        "description": "Only once a round is voided: each voided round (`round`, `request`, `reason`, `settled`, "
+                       "`version` of its RoundVoided)."})
 
 
 class EventSchema(Schema):
