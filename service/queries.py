@@ -221,8 +221,13 @@ class Queries:
         return {**found, **_void(self.voided(table_id), number)}
 
     def voided(self, table_id: str) -> dict[str, Any]:
-        """The rounds of a table voided so far, by number (as text), read from its head."""
-        return dict(self.table(table_id).voided or {})
+        """The rounds of a table voided so far, by number (as text), read from its head. A table whose stored history
+        is damaged has no head to read: its rounds are listed and audited as ever (without ``void``), and the
+        damage is its verification's to name."""
+        try:
+            return dict(self.table(table_id).voided or {})
+        except DamagedLog:
+            return {}
 
     # --- the adjustments log (service/adjustments.py) ---------------------------------------------------
 
