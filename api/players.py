@@ -20,7 +20,7 @@ from api.auth import PLAYER_ROLE, current_principal
 from api.http import RequestRefused
 from api.openapi import answers
 from api.policy import BodyParser, Whole, clean_text
-from api.schemas import RoundsQueryArgs, VoidSchema
+from api.schemas import VOID, RoundsQueryArgs
 from domain.inputs import MAX_NAME_LENGTH, folded
 from service.credentials import DEFAULT_TTL, MAX_TABLES, MAX_TTL, MIN_TTL
 
@@ -72,7 +72,7 @@ def name(player: str) -> str:
 
 class SeatRoundSchema(Schema):
     table_id = fields.String()
-    void = fields.Nested(VoidSchema, metadata={"description": "Only on a round voided: its stakes or payments went back."})
+    void = VOID
     game = fields.String()
     round = fields.Integer(metadata={"description": "The round's number at its table (GET /tables/{id}/rounds/{n})."})
     player = fields.String(metadata={"description": "His name as that table seats him."})

@@ -9,7 +9,6 @@ from marshmallow import INCLUDE, Schema, fields, post_dump, validate
 
 from api.policy import JSONValue, Moment, Name, Text, Whole
 from domain.acting import PLAYERS_ACT
-from domain.corrections import APPROVED, KINDS, REASONS, REFUSED
 from domain.game import FieldSpec, Game
 from domain.games import GAMES
 
@@ -208,13 +207,9 @@ class TableStateSchema(_Open):
                        "every reader: whose turn it is is public. `expects` lists only the commands this caller "
                        "may send, with their fields."})
     as_of = fields.Dict(metadata={"description": "Only on a historic state: the version and timestamp shown."})
-    corrections = fields.List(fields.Dict(), metadata={
-        "description": "Only while there are any: the correction requests waiting for a second supervisor (`request`, "
-                       "`kind`, `round`, `reason`, `note`, `requested_by`, `requested_at`, and `stake` for a stake's "
-                       "correction); docs/api.md \"Corrections\"."})
-    voided = fields.List(fields.Dict(), metadata={
-        "description": "Only once a round is voided: each voided round (`round`, `request`, `reason`, `settled`, "
-                       "`version` of its RoundVoided)."})
+    corrections = fields.List(fields.Dict(), metadata={"description": "Only while there are any: the correction "
+                              "requests waiting for a second supervisor (docs/api.md \"Corrections\")."})
+    voided = fields.List(fields.Dict(), metadata={"description": "Only once a round is voided: each one (VoidSchema)."})
 
 
 class EventSchema(Schema):
@@ -344,18 +339,15 @@ class RoundsQueryArgs(Schema):
     limit = Whole(strict=False, minimum=1, maximum=1000, load_default=50)
 
 
-class VoidSchema(Schema):
-    round = fields.Integer()
-    request = fields.Integer(metadata={"description": "The correction request that voided it (GET /adjustments)."})
-    reason = fields.String(metadata={"description": "One of the documented reasons (docs/api.md \"Corrections\")."})
-    settled = fields.Boolean(metadata={"description": "true: its payments had been made, and were reversed; false: "
-                                                      "its stakes were returned."})
-    version = fields.Integer(metadata={"description": "The RoundVoided event."})
+# A round voided (docs/api.md "Corrections"), in the rounds list, a round's audit and a player's rounds.
+VOID = fields.Dict(metadata={"description": "Only on a round voided: `round`, `request` (GET /adjustments), `reason`, "
+                                           "`settled` (its payments reversed; false: its stakes returned), `version` "
+                                           "(its RoundVoided)."})
 
 
 class RoundSchema(Schema):
     round = fields.Integer()
-    void = fields.Nested(VoidSchema, metadata={"description": "Only on a round voided: why and how."})
+    void = VOID
     first_version = fields.Integer()
     last_version = fields.Integer()
     started_at = fields.String()
@@ -547,48 +539,4 @@ class DecisionsPageSchema(Schema):
     decisions = fields.List(fields.Nested(WeighedDecisionSchema))
     players = fields.Dict(keys=fields.String(), values=fields.Nested(PlayerDecisionsSchema),
                           metadata={"description": "Every player of the table, over the whole table."})
-    next_cursor = fields.String(allow_none=True)
-
-
-# --- the adjustments log (api/adjustments.py) ---------------------------------------------------------
-
-class AdjustmentsQueryArgs(Schema):
-    table = fields.UUID(metadata={"description": "Only this table's."})
-    player = Name(metadata={"description": "Only those that moved this player's money or stakes."})
-    reason = Text(validate=validate.OneOf(REASONS), metadata={"description": "Only those of this reason."})
-    start = Moment(format="iso", data_key="from", default_timezone=None,
-                   metadata={"description": "Decided at or after this moment (RFC 3339 with offset)."})
-    end = Moment(format="iso", data_key="to", default_timezone=None,
-                 metadata={"description": "Decided before this moment (RFC 3339 with offset)."})
-    cursor = Text(metadata={"description": "The next_cursor of the previous page."})
-    limit = Whole(strict=False, minimum=1, maximum=1000, load_default=50)
-
-
-class AdjustmentSchema(Schema):
-    position = fields.Integer(metadata={"description": "Its place in the service's log, which pages are cut at."})
-    table_id = fields.String()
-    version = fields.Integer(metadata={"description": "The decision's event (CorrectionApproved or CorrectionRefused)."})
-    request = fields.Integer(metadata={"description": "The request's number at its table."})
-    kind = fields.String(validate=validate.OneOf(KINDS))
-    round = fields.Integer(metadata={"description": "The round corrected (GET /tables/{id}/rounds/{n})."})
-    reason = fields.String(validate=validate.OneOf(REASONS))
-    note = fields.String(metadata={"description": "The requester's free text."})
-    status = fields.String(validate=validate.OneOf((APPROVED, REFUSED)))
-    requested_by = fields.String(metadata={"description": "The supervisor who asked for it."})
-    requested_at = fields.String()
-    decided_by = fields.String(metadata={"description": "The second supervisor, who approved or refused it."})
-    decided_at = fields.String()
-    why = fields.String(allow_none=True, metadata={"description": "Refused: the refuser's words; null if approved."})
-    players = fields.List(fields.String(), metadata={"description": "The players whose money or stakes it moved."})
-    before = fields.Dict(keys=fields.String(), values=fields.Integer(), allow_none=True,
-                         metadata={"description": "Every balance and account before it (null if refused)."})
-    after = fields.Dict(keys=fields.String(), values=fields.Integer(), allow_none=True,
-                        metadata={"description": "Every balance and account after it (null if refused)."})
-    stake = fields.Dict(allow_none=True, metadata={
-        "description": "A stake's correction: the `player` it was recorded for, its `spot`, the right `amount` and "
-                       "the player it should have been recorded `to`; null for a void."})
-
-
-class AdjustmentsPageSchema(Schema):
-    adjustments = fields.List(fields.Nested(AdjustmentSchema))
     next_cursor = fields.String(allow_none=True)

@@ -97,3 +97,7 @@ _.hearing
 
 # domain/corrections.py: a reversal names the payment it reverses, for auditors reading the log (never read back).
 reverses
+# api/adjustments.py: an adjustment's fields, which marshmallow reads from the schema (the fields of api/schemas.py are
+# left out of the check as a whole).
+decided_by
+decided_at
