@@ -120,6 +120,8 @@ def _shoes(history: TableHistory, table_id: str, hook: Roads,
             current = e["data"]["shoe"]
             found.append((current, e["version"]))
             tail[current] = []
+        elif current is not None and _voided(e):
+            del tail[current][-1:]
         elif current is not None and (coup := hook.decided(e)) is not None:
             tail[current].append(coup)
     return sorted(set(found), key=lambda s: s[1]), tail
@@ -131,16 +133,25 @@ def _coups(history: TableHistory, table_id: str, hook: Roads, start: int, upto: 
     for e in _log(history, table_id, hook, start, upto):
         if _starts(e, hook.deck):
             break
+        if _voided(e):
+            del coups[-1:]
+            continue
         coup = hook.decided(e)
         if coup is not None:
             coups.append(coup)
     return coups
 
 
+def _voided(e: dict[str, Any]) -> bool:
+    """A settled round voided (docs/api.md "Corrections"): the coup it decided, the shoe's latest, leaves the roads,
+    as a voided coup leaves a scoreboard. (A round voided before its settlement decided no coup.)"""
+    return e["type"] == "RoundVoided" and e["data"]["settled"] is True
+
+
 def _log(history: TableHistory, table_id: str, hook: Roads, after: int, upto: int) -> Iterator[dict[str, Any]]:
     """The shuffles and the events that decide coups after version ``after`` up to ``upto``, as recorded, read
     in batches (the rows of other events are not decoded)."""
-    types = frozenset((SHUFFLED, *hook.events))
+    types = frozenset((SHUFFLED, "RoundVoided", *hook.events))
     while after < upto:
         batch, last = history.events_of_types(table_id, types, after=after, upto=upto, limit=BATCH)
         yield from present.events(batch)

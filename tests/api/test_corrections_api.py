@@ -187,3 +187,14 @@ def test_a_stake_recorded_for_the_wrong_player_is_corrected_under_two_signatures
     void_with_stake = table.command("request_correction", "sara", SARA, kind="void_round", round=number,
                                     reason="other", stake_amount=5)
     assert void_with_stake.status_code == 422 and "no stake fields" in void_with_stake.json["message"]
+
+
+def test_a_coup_voided_after_its_settlement_leaves_the_roads(table, client):
+    table.stake_a_coup()
+    table.ok("close_stakes", "marta")
+    table.ok("deal", "marta")
+    roads = client.get(f"/tables/{table.id}/roads", headers=bearer(AUDREY)).json
+    number = table.state()["round"]
+    table.void(number)
+    after = client.get(f"/tables/{table.id}/roads", headers=bearer(AUDREY)).json
+    assert roads["bead_plate"] and not after["bead_plate"], (roads, after)
