@@ -189,7 +189,8 @@ class Correctable:
         shown.event = e
         if marks.opens(shown, self.round_marks):
             number = None if book["number"] is None else book["number"] + 1
-            book.update(new_book(), number=number, open=True, shoe=self.shoes)  # type: ignore[attr-defined]
+            book.update(new_book(), number=number, open=True, shoe=self.shoes,  # type: ignore[attr-defined]
+                        first=e.originator_version)
         if marks.closes(shown, self.round_marks):
             book["open"] = False
         if isinstance(e, PaymentMade) and book["number"]:
@@ -343,6 +344,10 @@ class Correctable:
         self._ensure_corrections()
         if self.round_book is not None:
             self.round_book.update(void=True, open=False)
+            # Its face-down cards stay face down for the table until the shoe's seed shows them (domain/sight.py);
+            # the round being over, an auditor may see them, as any finished round's.
+            first = self.round_book.get("first", 0)
+            self.hidden = [{**h, "void": True, "over": True} if h["version"] >= first else h for h in self.hidden or []]
         self.voided[str(e.round)] = {"round": e.round, "request": e.request, "reason": e.reason,
                                      "settled": e.settled, "version": e.originator_version}
 

@@ -34,7 +34,7 @@ PLAYER, OPERATOR, AUDITOR, SURVEILLANCE = "player", "operator", "auditor", "surv
 KINDS = (PLAYER, OPERATOR, AUDITOR, SURVEILLANCE)
 HIDDEN = "??"
 
-Entry = dict[str, Any]  # {"version", "shoe", "deck", "card", "to", "over"}: JSON, as snapshots store it
+Entry = dict[str, Any]  # {"version", "shoe", "deck", "card", "to", "over"} and "void" (a voided round's): JSON
 Match = Callable[[Entry], bool]
 
 
@@ -59,6 +59,7 @@ CROUPIER = Viewer(OPERATOR)  # what anyone at the table sees: the default view o
 # --- what a game's events hide and show: each game declares its own (domain/game.py) -----------------------
 
 SHOWN, OVER = "shown", "over"
+SEED_SHOWN = "ShoeRevealed"  # the one event that shows every card of its shoe, a voided round's too
 
 Conceal = Callable[[dict[str, Any], int], list["Spot"]]  # an event's data and version -> the parts it hides
 # What an event does to the face-down cards it concerns: SHOWN (shown to all: out of the ledger) or OVER (its
@@ -117,7 +118,9 @@ class Concealment:
             return ledger
         effect, concerns = case
         if effect == SHOWN:
-            return [e for e in ledger if not concerns(e, dict(data))]
+            # A card of a voided round (domain/corrections.py) was never shown by the game: only its shoe's seed
+            # shows it, never the next round's showdown.
+            return [e for e in ledger if not concerns(e, dict(data)) or (e.get("void") and kind != SEED_SHOWN)]
         return [{**e, "over": True} if concerns(e, dict(data)) else e for e in ledger]
 
 
@@ -144,7 +147,7 @@ def _dealt(data: dict[str, Any], version: int) -> list[Spot]:
 # was dealt to; a deck's seed revealed tells every card of that deck.
 SHARED = Concealment(
     conceals={"CardDealt": _dealt},
-    reveals={"ShoeRevealed": (SHOWN, lambda e, d: e["shoe"] == d["shoe"])},
+    reveals={SEED_SHOWN: (SHOWN, lambda e, d: e["shoe"] == d["shoe"])},
 )
 
 

@@ -197,3 +197,23 @@ def test_a_card_lottery_stage_voided_before_its_reveal_returns_its_contributions
         played.until(lambda p: p.table.phase == "lay_out")
         played.run("request_correction", "sara", kind="correct_stake", round=played.table.round_book["number"],
                    reason="wrong-stake", stake_player="vera", stake_spot="pot", stake_amount=1)
+
+
+def test_a_voided_coups_face_down_cards_stay_hidden_past_the_next_showdown_until_the_shoe_is_revealed():
+    played = Played("chemin-de-fer", seed=4)
+    played.until(lambda p: p.table.phase == "punter_draw")  # four cards dealt face down
+    down = {h["version"] for h in played.table.hidden}
+    assert len(down) >= 4
+    number = played.table.round_book["number"]
+    played.run("request_correction", "sara", kind="void_round", round=number, reason="card-exposed")
+    played.run("approve_correction", "simon", request=1)
+    assert all(h["void"] and h["over"] for h in played.table.hidden if h["version"] in down)
+    shown = []
+    for _ in range(600):
+        events = played.step()
+        if any(e.type == "HandsShown" for e in events):
+            shown.append(True)
+        if any(e.type == "ShoeRevealed" and e.shoe == played.table.shoe["number"] for e in events):
+            break
+        assert down <= {h["version"] for h in played.table.hidden}, "a voided coup's card was shown"
+    assert shown and not down & {h["version"] for h in played.table.hidden}
