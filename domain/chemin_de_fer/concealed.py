@@ -13,10 +13,11 @@ from domain.sight import SHOWN, Concealment, Spot
 
 
 def _stood(data: dict[str, Any], version: int) -> list[Spot]:
-    """The total of a hand still face down: its holder's, hidden while any of his shoe cards dealt before is."""
+    """The total of a hand still face down: its holder's, hidden while any of his shoe cards dealt before is (but a
+    voided coup's, which no showdown shows: domain/sight.py)."""
     player = data["player"]
-    return [Spot(("total",), player, lambda e: e["to"] == player and e["deck"] == "shoe" and e["version"] < version,
-                 blank=None)]
+    return [Spot(("total",), player, lambda e: e["to"] == player and e["deck"] == "shoe" and e["version"] < version
+                 and not e.get("void"), blank=None)]
 
 
 CONCEALMENT = Concealment(
