@@ -22,8 +22,10 @@ TABLES = {
     "card-lottery": {"game": "card-lottery", "players": ["anna", "boris", "vera", "gleb"], "banker": "anna",
                      "dealer": "boris"},
 }
-# Where each game's round is open, every stake down and nothing paid, and the event that settles one.
+# Where each game's round is open, every stake down and nothing paid (reached by the event named: Chemin de fer
+# deals again after a tie too, in a round not yet begun), and the event that settles one.
 OPEN_AT = {"punto-banco": "deal", "chemin-de-fer": "deal", "card-lottery": "lay_out"}
+OPENED_BY = {"punto-banco": "StakesClosed", "chemin-de-fer": "StakesClosed", "card-lottery": "ContributionsCollected"}
 SETTLES = {"punto-banco": "CoupDecided", "chemin-de-fer": "CoupSettled", "card-lottery": "PrizeWon"}
 
 
@@ -55,9 +57,9 @@ class Driver:
     def to_open_round(self, game: str, limit: int = 400) -> None:
         """Plays until the round is open with its stakes closed (the Card lottery: collected), nothing paid."""
         for _ in range(limit):
-            if self.state["phase"] == OPEN_AT[game]:
+            events = self.step()
+            if self.state["phase"] == OPEN_AT[game] and any(e["type"] == OPENED_BY[game] for e in events):
                 return
-            self.step()
         raise AssertionError(f"{game} never reached {OPEN_AT[game]}")
 
     def to_settled_round(self, game: str, limit: int = 400) -> list[dict[str, Any]]:
