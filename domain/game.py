@@ -314,6 +314,8 @@ class Game:
       summed by the audit); ``actors``: non-player actors of its events ("dealer-rule");
       ``reserved``: further names a player may not take. All three are reserved names.
     - ``opening_events``: event types recorded by the opening rather than by a command.
+    - ``joining_events``: event types by which a player not named at the opening joins the table (its data's
+      ``player``): from then on he is one of its players, with a balance and a history.
     - ``rounds``: where a round starts and ends; ``view``: the game's part of the state.
     - ``rating``: how its stakes are rated and its free decisions weighed.
     - ``roads``: how its coups are read for baccarat's roads, or None: it keeps none.
@@ -336,6 +338,7 @@ class Game:
     actors: tuple[str, ...] = ()
     reserved: tuple[str, ...] = ()
     opening_events: tuple[str, ...] = ("TableOpened",)
+    joining_events: tuple[str, ...] = ()
     concealment: Concealment = field(default_factory=Concealment)
     roads: Roads | None = None
 

@@ -31,7 +31,7 @@ class Ledger:
     (its ``Rating``, domain/game.py)."""
 
     def __init__(self, game: str, rules: dict[str, Any], players: list[str]) -> None:
-        self.rating = GAMES[game].rating
+        self.rating, self.joining = GAMES[game].rating, GAMES[game].joining_events
         self.rules, self.players = rules, players
         self.decisions: list[tuple[Any, dict[str, Any]]] = []
         self.staked = {p: 0 for p in players}
@@ -41,6 +41,8 @@ class Ledger:
         self.carried: dict[str, Any] = {}
 
     def feed(self, e: Event) -> None:
+        if e["type"] in self.joining and e["data"]["player"] not in self.staked:
+            self._joined(e["data"]["player"])
         if e["type"] in MOVEMENTS:
             self._paid(e["data"])
         if self.reader is not None:
@@ -50,6 +52,11 @@ class Ledger:
             if player in self.staked:
                 self.staked[player] += amount
                 self.expected[player] += amount * edge
+
+    def _joined(self, player: str) -> None:
+        """A player not named at the opening (punto banco's bettor at an open table): one of its players from then on."""
+        self.players = [*self.players, player]
+        self.staked[player], self.expected[player], self.result[player] = 0, Fraction(0), 0
 
     def _paid(self, data: dict[str, Any]) -> None:
         for who, sign in ((data["payer"], -1), (data["payee"], 1)):

@@ -10,7 +10,7 @@ GAME = Game(
     name=rules.GAME,
     title="Punto banco",
     table=PuntoBancoTable,
-    players=(rules.MIN_PLAYERS + 1, rules.MAX_PLAYERS + 1),  # the croupier and the players who stake
+    players=(1, rules.MAX_PLAYERS + 1),  # the croupier and the players who stake (an open table: perhaps none)
     rounds=rounds.MARKS,
     view=view,
     rating=rating.RATING,
@@ -25,5 +25,6 @@ GAME = Game(
     actors=(DEALER_RULE,),
     reserved=(rules.PLAYER, rules.BANKER, rules.TIE, "burn"),  # the hands', the spots' and the burn's names
     opening_events=("TableOpened", "RolesAssigned"),
+    joining_events=("BettorJoined",),  # an open table's bettor, with his first stake
     # Nothing hidden of its own: its only face-down cards are the burned ones, shared CardDealt events.
 )

@@ -39,6 +39,22 @@ class StakesClosed(TableEvent):
     stakes: dict[str, dict[str, int]]
 
 
+class BettorJoined(TableEvent):
+    """A player not named at the opening staked at an open table for the first time: from now on he is one of
+    the table's players, with a balance, a view and a history like theirs."""
+
+    player: str
+
+
+class StakesOpened(TableEvent):
+    """The croupier opened the stakes of a coup for ``seconds``: they close at ``closes_at`` (the first command
+    at or after it closes them), or earlier by "no more bets"."""
+
+    coup: int
+    seconds: int
+    closes_at: str
+
+
 class DrawDecided(TableEvent):
     """The third-card rule applied to a hand: ``decision`` draw or stand, and the rule in words."""
 

@@ -12,7 +12,8 @@ from domain.words import counted
 
 
 def _opens(e: Event, game: dict[str, Any]) -> bool:
-    if e["type"] == "StakePlaced" and not game.get("in_round", False):
+    # A bettor's first stake at an open table begins with his joining, in the same command.
+    if e["type"] in ("StakePlaced", "BettorJoined") and not game.get("in_round", False):
         game["in_round"] = True
         return True
     return False

@@ -16,7 +16,7 @@ from typing import Any
 
 from domain import baccarat
 from domain.cards import point_value
-from domain.errors import BadArgument, InvalidRules
+from domain.errors import BadArgument, InvalidPlayers, InvalidRules
 from domain.game import OptionSpec
 from domain.words import as_sent
 
@@ -48,6 +48,19 @@ DEFAULT_RULES: dict[str, Any] = {
     "min_stake": 20,
     "max_stake": 10_000,
 }
+# Options a studio's table may set, recorded only when given: a table opened without them is recorded (and
+# replays) exactly as every table was before they existed. Absent, each means what its default says.
+OPEN_SEATS = "open_seats"
+MIN_WINDOW, MAX_WINDOW = "min_window", "max_window"
+MAX_EXPOSURE = "max_exposure"
+# The most a spot takes, where it differs from max_stake: the banker's and the tie's own limits.
+SPOT_LIMITS = {BANKER: "max_banker_stake", TIE: "max_tie_stake"}
+LATER_DEFAULTS: dict[str, Any] = {OPEN_SEATS: False, MIN_WINDOW: 5, MAX_WINDOW: 60,
+                                  SPOT_LIMITS[BANKER]: None, SPOT_LIMITS[TIE]: None, MAX_EXPOSURE: None}
+WINDOW_LIMIT = 3600  # a betting window lasts at most an hour, whatever a table allows
+MAX_EXPOSURE_LIMIT = 10**15  # every stake of the largest open table, paid at the best odds, stays below 2**53
+# An open table's bettors, besides the players named at the opening: its state lists every one of them.
+MAX_BETTORS = 5000
 
 # The options as the API's documents show them; ``resolve_rules`` is what checks them (decks and tie_pays
 # take one of two values, and max_stake must reach min_stake and a banker stake).
@@ -66,6 +79,22 @@ OPTIONS = (
                doc="The least total a player may have on a spot in a coup."),
     OptionSpec("max_stake", "int", DEFAULT_RULES["max_stake"], 1, MAX_STAKE_LIMIT,
                doc="The most total a player may have on a spot in a coup; at least min_stake."),
+    OptionSpec(SPOT_LIMITS[BANKER], "int", DEFAULT_RULES["max_stake"], 1, MAX_STAKE_LIMIT,
+               doc="The most total a player may have on the banker in a coup, from min_stake to max_stake "
+                   "(absent: max_stake)."),
+    OptionSpec(SPOT_LIMITS[TIE], "int", DEFAULT_RULES["max_stake"], 1, MAX_STAKE_LIMIT,
+               doc="The most total a player may have on a tie in a coup, from min_stake to max_stake "
+                   "(absent: max_stake)."),
+    OptionSpec(MAX_EXPOSURE, "int", MAX_EXPOSURE_LIMIT, 1, MAX_EXPOSURE_LIMIT,
+               doc="The most the house may lose on one coup, counted from every stake on the table "
+                   "(absent: no limit but the stakes' own)."),
+    OptionSpec(OPEN_SEATS, "bool", False,
+               doc="An open table: any player may stake without being named at the opening; his first "
+                   "stake records that he joined."),
+    OptionSpec(MIN_WINDOW, "int", LATER_DEFAULTS[MIN_WINDOW], 1, WINDOW_LIMIT,
+               doc="The shortest betting window the croupier may open, in seconds."),
+    OptionSpec(MAX_WINDOW, "int", LATER_DEFAULTS[MAX_WINDOW], 1, WINDOW_LIMIT,
+               doc="The longest betting window the croupier may open, in seconds; at least min_window."),
 )
 
 DEAL_ORDER = (PLAYER, BANKER, PLAYER, BANKER)
@@ -97,11 +126,12 @@ def resolve_rules(options: Mapping[str, Any]) -> dict[str, Any]:
     """
     if not isinstance(options, Mapping):
         raise BadArgument("rules", "'rules' must be an object of options.")
-    unknown = sorted(str(name) for name in options if name not in DEFAULT_RULES)
+    known = {**DEFAULT_RULES, **LATER_DEFAULTS}
+    unknown = sorted(str(name) for name in options if name not in known)
     if unknown:
         raise InvalidRules(
             unknown[0],
-            f"Unknown rules option '{unknown[0]}' for {GAME}; the options are: {', '.join(DEFAULT_RULES)}.",
+            f"Unknown rules option '{unknown[0]}' for {GAME}; the options are: {', '.join(known)}.",
         )
     rules = {**DEFAULT_RULES, **options}
     _require_one_of(rules, "decks", DECKS_ALLOWED)
@@ -118,7 +148,54 @@ def resolve_rules(options: Mapping[str, Any]) -> dict[str, Any]:
             f"and there is none from min_stake {rules['min_stake']} to max_stake {rules['max_stake']}; "
             f"raise max_stake to at least {smallest_banker_stake(rules)}.",
         )
+    _check_studio_options(rules)
     return rules
+
+
+def _check_studio_options(rules: dict[str, Any]) -> None:
+    """The options recorded only when given: the spots' own limits within the table's, the exposure, an open
+    table, the betting window's bounds."""
+    for spot, name in SPOT_LIMITS.items():
+        if name in rules:
+            _require_int(rules, name, rules["min_stake"], rules["max_stake"], low_name="min_stake")
+    if SPOT_LIMITS[BANKER] in rules and smallest_banker_stake(rules) > spot_limit(rules, BANKER):
+        raise InvalidRules(SPOT_LIMITS[BANKER], f"No banker stake fits from min_stake {rules['min_stake']} to "
+                           f"{SPOT_LIMITS[BANKER]} {rules[SPOT_LIMITS[BANKER]]}: banker stakes are multiples of "
+                           f"{commission_unit(rules['commission_percent'])}; raise it to at least "
+                           f"{smallest_banker_stake(rules)}.")
+    if MAX_EXPOSURE in rules:
+        _require_int(rules, MAX_EXPOSURE, 1, MAX_EXPOSURE_LIMIT)
+    if OPEN_SEATS in rules and not isinstance(rules[OPEN_SEATS], bool):
+        raise InvalidRules(OPEN_SEATS, f"Option '{OPEN_SEATS}' must be true or false; got {as_sent(rules[OPEN_SEATS])}.")
+    if MIN_WINDOW in rules:
+        _require_int(rules, MIN_WINDOW, 1, WINDOW_LIMIT)
+    if MAX_WINDOW in rules:
+        _require_int(rules, MAX_WINDOW, window_bounds(rules)[0], WINDOW_LIMIT, low_name=MIN_WINDOW)
+    low, high = window_bounds(rules)
+    if low > high:
+        raise InvalidRules(MIN_WINDOW, f"Option '{MIN_WINDOW}' must be at most {MAX_WINDOW} ({high}); got {low}.")
+
+
+def rule(rules: Mapping[str, Any], name: str) -> Any:
+    """An option's value at a table: recorded, or its default where the table was opened without it."""
+    return rules.get(name, LATER_DEFAULTS.get(name))
+
+
+def is_open(rules: Mapping[str, Any]) -> bool:
+    """"At an open table any player with a valid identity stakes without being named at the opening."
+    """
+    return bool(rule(rules, OPEN_SEATS))
+
+
+def timed(rules: Mapping[str, Any]) -> bool:
+    """"A table whose rules bound its betting windows (min_window, max_window) has timed windows": the croupier
+    may open the stakes of a coup for a number of seconds. Other tables close the stakes by "no more bets" only."""
+    return MIN_WINDOW in rules or MAX_WINDOW in rules
+
+
+def window_bounds(rules: Mapping[str, Any]) -> tuple[int, int]:
+    """The shortest and the longest betting window the croupier may open, in seconds."""
+    return rule(rules, MIN_WINDOW), rule(rules, MAX_WINDOW)
 
 
 def _is_int(value: Any) -> bool:
@@ -152,6 +229,15 @@ def check_croupier(croupier: Any, players: Collection[str]) -> str:
     if croupier == HOUSE:
         raise BadArgument("croupier", "'house' is the bank's account; name the croupier as a person.")
     return croupier
+
+
+def check_named_players(stakers: Collection[str], rules: Mapping[str, Any]) -> None:
+    """"A table names 1 to 14 players who stake; an open table may name none, its bettors join as they stake."
+    """
+    if not stakers and not is_open(rules):
+        raise InvalidPlayers(f"Punto banco seats the croupier and {MIN_PLAYERS} to {MAX_PLAYERS} players who stake; "
+                             f"only the croupier was listed. An open table ('{OPEN_SEATS}': true) may list the "
+                             "croupier alone.")
 
 
 # --- the shoe: cut, burn, stop card ---------------------------------------------------------------
@@ -352,7 +438,7 @@ def check_stake(rules: Mapping[str, Any], own_stakes: Mapping[str, int], spot: A
     unit = commission_unit(rules["commission_percent"]) if spot == BANKER else 1
     # A banker total must stay a multiple of the unit, which moves the limits to the multiples inside them.
     low = -(-rules["min_stake"] // unit) * unit
-    high = rules["max_stake"] // unit * unit
+    high = spot_limit(rules, spot) // unit * unit
     before = own_stakes.get(spot, 0)
     total = before + amount
     limits = {"min_stake": low, "max_stake": high, "total": total}
@@ -399,10 +485,76 @@ def stake_room(rules: Mapping[str, Any], own_stakes: Mapping[str, int], spot: st
         return None
     unit = commission_unit(rules["commission_percent"]) if spot == BANKER else 1
     low = -(-rules["min_stake"] // unit) * unit
-    high = rules["max_stake"] // unit * unit
+    high = spot_limit(rules, spot) // unit * unit
     before = own_stakes.get(spot, 0)  # a total check_stake took: a multiple of the unit
     least, most = max(low - before, unit), high - before
     return (least, most, unit) if least <= most else None
+
+
+def spot_limit(rules: Mapping[str, Any], spot: str) -> int:
+    """"The tie and the banker may have limits of their own": the most a player may have on ``spot`` in a coup."""
+    own = SPOT_LIMITS.get(spot)
+    return rules.get(own, rules["max_stake"]) if own else rules["max_stake"]
+
+
+def house_losses(rules: Mapping[str, Any], stakes: Mapping[str, Mapping[str, int]]) -> dict[str, int]:
+    """What the house loses on each outcome of a coup with these stakes (a gain is a negative loss): a player
+    win pays the player stakes and takes the banker and tie stakes; a banker win pays the banker stakes less the
+    commission and takes the others; a tie pays the tie stakes ``tie_pays`` to 1 and returns the others."""
+    totals = {spot: sum(spots.get(spot, 0) for spots in stakes.values()) for spot in SPOTS}
+    p, b, t = totals[PLAYER], totals[BANKER], totals[TIE]
+    banker_wins = b - commission(b, rules["commission_percent"])
+    return {PLAYER: p - b - t, BANKER: banker_wins - p - t, TIE: t * rules["tie_pays"]}
+
+
+def exposure(rules: Mapping[str, Any], stakes: Mapping[str, Mapping[str, int]]) -> int:
+    """"The table's exposure is the most the house may lose on one coup, counted from every stake on the
+    table": the largest loss over the three outcomes, 0 when the house loses on none."""
+    return max(0, *house_losses(rules, stakes).values())
+
+
+def exposure_room(rules: Mapping[str, Any], stakes: Mapping[str, Mapping[str, int]], spot: str) -> int | None:
+    """The most that may still be added on ``spot`` (by anyone) without passing the table's exposure limit, in
+    multiples of the spot's unit; None where the table has no such limit. Adding on a spot raises the house's
+    loss on that outcome only (and lowers it on the others), so the room is read from that outcome alone."""
+    limit = rules.get(MAX_EXPOSURE)
+    if limit is None:
+        return None
+    loss = house_losses(rules, stakes)[spot]
+    if spot == PLAYER:
+        return max(0, limit - loss)
+    if spot == TIE:
+        return max(0, (limit - loss) // rules["tie_pays"])
+    # A banker stake of n units of u costs the house n * (u - commission(u)) more if the banker wins.
+    unit = commission_unit(rules["commission_percent"])
+    per_unit = unit - commission(unit, rules["commission_percent"])
+    return max(0, (limit - loss) // per_unit) * unit
+
+
+def check_exposure(rules: Mapping[str, Any], stakes: Mapping[str, Mapping[str, int]], spot: str, amount: int) -> None:
+    """"A stake that would bring the table's exposure above its limit is refused, naming the limit and what is
+    left of it." ``stakes``: every stake on the table in this coup, before this one."""
+    room = exposure_room(rules, stakes, spot)
+    if room is None or amount <= room:
+        return
+    limit = rules[MAX_EXPOSURE]
+    left = limit - max(0, house_losses(rules, stakes)[spot])
+    advice = f"at most {room} more may be staked on the {spot} now" if room else f"nothing more may be staked on the {spot} now"
+    raise StakeRefused(
+        "amount",
+        f"That stake would bring what the house may lose on this coup above the table's limit of {limit} "
+        f"({MAX_EXPOSURE}); {left} of it is left on a {spot} win, so {advice}.",
+        max_allowed=room, max_exposure=limit, exposure_left=left,
+    )
+
+
+def check_window(rules: Mapping[str, Any], seconds: int) -> int:
+    """"The croupier opens the stakes for a coup for a number of seconds within the table's window limits."
+    """
+    low, high = window_bounds(rules)
+    if not low <= seconds <= high:
+        raise BadArgument("seconds", f"A betting window at this table lasts from {low} to {high} seconds; got {seconds}.")
+    return seconds
 
 
 def stakes_closable(stakes: Mapping[str, Mapping[str, int]]) -> bool:

@@ -13,14 +13,19 @@ burns that many; a deal plays the whole coup (every draw is fixed by the rules) 
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import datetime, timedelta
 from typing import Any
 
 from domain.baccarat import DRAW, STAND, hand_total
+from domain.chain import format_timestamp
 from domain.corrections import RoundVoided, StakeCorrected
+from domain.errors import DomainError
 from domain.events import DEALER_RULE, SERVICE, CardDealt, PaymentMade, ShoeCut, ShoeRevealed, ShoeShuffled
 from domain.game import FieldSpec, applies, command
+from domain.inputs import refuse_names_that_look_alike, refuse_one_name_written_twice, validate_name
 from domain.punto_banco import rules as R
 from domain.punto_banco.events import (
+    BettorJoined,
     CardsBurned,
     CoupDecided,
     DrawDecided,
@@ -28,6 +33,7 @@ from domain.punto_banco.events import (
     ShoeFinished,
     StakePlaced,
     StakesClosed,
+    StakesOpened,
     StopCardCameOut,
 )
 from domain.recorder import Recorder
@@ -36,13 +42,23 @@ from domain.table import Table
 SHUFFLE, CUT, STAKES, DEAL = "shuffle", "cut", "stakes", "deal"
 BURNING, SHOE_OVER = "burning", "shoe over"  # only ever seen between two events of one command
 BURN = "burn"  # where the turned card and the burned cards go (CardDealt.to)
-CROUPIER_COMMANDS = {"shuffle": "shuffle the shoe", "close_stakes": "close the stakes", "deal": "deal"}
+CROUPIER_COMMANDS = {"shuffle": "shuffle the shoe", "open_stakes": "open the stakes", "close_stakes": "close the stakes",
+                     "deal": "deal"}
 
 
 POSITION = FieldSpec("int", doc="Where the shoe is cut: from 1 to the shoe's size less 1.")
 SPOT = FieldSpec("choice", choices=R.SPOTS, doc="What the stake backs: the player's hand, the banker's hand or a tie.")
 STAKE = FieldSpec("amount", doc="Added to the player's stake on the spot; the total stays within the table's "
                                 "limits, and a banker total is a multiple of the commission's unit.")
+SECONDS = FieldSpec("int", doc="How long the stakes stay open, in seconds, within the table's min_window and max_window.")
+
+
+class StakesAreClosed(DomainError):
+    """A stake after the betting window's deadline: the stakes closed then, whether or not the close is recorded yet."""
+
+    def __init__(self, closes_at: str, seconds: int) -> None:
+        super().__init__(f"The stakes of this coup closed at {closes_at}, when the {seconds}-second betting window "
+                         "the croupier opened ended; no stake is taken after it.", closes_at=closes_at)
 
 
 class PuntoBancoTable(Table):
@@ -65,11 +81,32 @@ class PuntoBancoTable(Table):
         # in the middle of a settlement (snapshots follow whole commands).
         self.unpaid: dict[str, dict[str, int]] = {}
         self.settling: tuple[tuple[str, str], ...] = ()
+        self.window: dict[str, Any] | None = None
+
+    # The betting window of the coup in play ({"seconds", "closes_at"}); tables snapshotted before it existed
+    # never had one open.
+    window: Any = None
 
     @property
     def stakers(self) -> list[str]:
-        """The players who stake and cut: everyone listed but the croupier."""
+        """The players who stake and cut: everyone listed but the croupier (at an open table, the bettors who
+        joined too)."""
         return [p for p in self.players if p != self.croupier]
+
+    @property
+    def open_seats(self) -> bool:
+        return R.is_open(self.rules)
+
+    def moment(self, now: datetime) -> datetime:
+        """The time a command at ``now`` is recorded at (domain/recorder.py): what its deadline is read against,
+        so that the audit, which runs it again at its first event's time, decides as it was decided."""
+        return max(now, self.modified_on + timedelta(microseconds=1))
+
+    def deadline_passed(self, now: datetime) -> bool:
+        """Whether the betting window's deadline has passed for a command at ``now``: "the window closes at the
+        first command at or after its deadline"."""
+        return (self.phase == STAKES and self.window is not None
+                and self.moment(now) >= datetime.fromisoformat(self.window["closes_at"]))
 
     # --- opening -----------------------------------------------------------------------------------
 
@@ -79,7 +116,9 @@ class PuntoBancoTable(Table):
 
     @classmethod
     def _check_opening(cls, players: list[str], rules: dict[str, Any], roles: dict[str, Any]) -> None:
-        R.check_croupier(roles["croupier"], [p for p in players if p != roles["croupier"]])
+        stakers = [p for p in players if p != roles["croupier"]]
+        R.check_croupier(roles["croupier"], stakers)
+        R.check_named_players(stakers, rules)
 
     def _record_opening(self, rec: Recorder, roles: dict[str, Any]) -> None:
         rec(RolesAssigned, SERVICE, croupier=roles["croupier"])
@@ -94,9 +133,13 @@ class PuntoBancoTable(Table):
             return [self.expect("shuffle", self.croupier)]
         if p == CUT:
             low, high = R.cut_positions(len(self.shoe["cards"]))
-            return [self.expect("cut", name, position={"min": low, "max": high}) for name in self.stakers]
+            return [self.expect("cut", name, position={"min": low, "max": high}) for name in self.cutters]
         if p == STAKES:
-            out = [entry for name in self.stakers for entry in self._stake_entries(name)]
+            rooms = {spot: R.exposure_room(self.rules, self.stakes, spot) for spot in R.SPOTS}
+            out = [entry for name in self.stakers for entry in self._stake_entries(name, rooms)]
+            if self.window is None and R.timed(self.rules):
+                low, high = R.window_bounds(self.rules)
+                out.append(self.expect("open_stakes", self.croupier, seconds={"min": low, "max": high}))
             if R.stakes_closable(self.stakes):
                 out.append(self.expect("close_stakes", self.croupier))
             return out
@@ -104,13 +147,30 @@ class PuntoBancoTable(Table):
             return [self.expect("deal", self.croupier)]
         return []
 
-    def _stake_entries(self, name: str) -> list[dict[str, Any]]:
+    @property
+    def cutters(self) -> list[str]:
+        """Who may cut: the players at the table; at an open table, whose bettors come and go, the croupier too."""
+        return [*self.stakers, self.croupier] if self.open_seats else self.stakers
+
+    def _expects_past_deadline(self) -> list[dict[str, Any]]:
+        """What the table waits for once its window's deadline has passed, whatever ``expects`` listed before it:
+        the deal (which records the close first) or "no more bets"; a window nobody staked in, a new one."""
+        if R.stakes_closable(self.stakes):
+            return [self.expect("deal", self.croupier), self.expect("close_stakes", self.croupier)]
+        low, high = R.window_bounds(self.rules)
+        return [self.expect("open_stakes", self.croupier, seconds={"min": low, "max": high})]
+
+    def _stake_entries(self, name: str, rooms: dict[str, int | None]) -> list[dict[str, Any]]:
         out = []
         for spot in R.SPOTS:
             room = R.stake_room(self.rules, self.stakes.get(name, {}), spot)
             if room is None:
                 continue
             least, most, unit = room
+            if rooms[spot] is not None:
+                most = min(most, rooms[spot])  # type: ignore[type-var]
+            if least > most:
+                continue
             amount = {"min": least, "max": most, **({"multiple_of": unit} if unit > 1 else {})}
             out.append(self.expect("place_stake", name, spot={"choices": [spot]}, amount=amount))
         return out
@@ -119,12 +179,28 @@ class PuntoBancoTable(Table):
         return frozenset({self.croupier}) if self.croupier else frozenset()
 
     def _may_issue(self, command: str, player: str, expects: list[dict[str, Any]]) -> bool:
-        if command == "place_stake" and self.phase == STAKES and player in self.stakers:
+        if command == "place_stake" and self.phase == STAKES and (player in self.stakers or self._may_join(player)):
             return True  # let the stake rules say exactly what is refused (limits, multiple, both hands)
         return super()._may_issue(command, player, expects)
 
+    def _may_join(self, player: str) -> bool:
+        """At an open table anyone but the croupier may stake: his name is checked as he joins."""
+        return self.open_seats and player != self.croupier and player not in self.players
+
+    def handle(self, command: str, player: str, args: dict[str, Any], now: datetime, new_seed: Callable[[], bytes],
+               expects: list[dict[str, Any]] | None = None, by: str | None = None,
+               new_salt: Callable[[], str] | None = None) -> None:
+        """As every table's, but that once a betting window's deadline has passed the stakes are closed: a stake
+        is refused with the deadline, and the table waits for the deal (or a new window), whatever its
+        ``expects`` of before the deadline said."""
+        if self.deadline_passed(now):
+            if command == "place_stake":
+                raise StakesAreClosed(self.window["closes_at"], self.window["seconds"])
+            expects = self._expects_past_deadline()
+        super().handle(command, player, args, now, new_seed, expects, by=by, new_salt=new_salt)
+
     def _why_not(self, command: str, player: str, wanted: str) -> str | None:
-        if player == self.croupier and command in ("cut", "place_stake"):
+        if player == self.croupier and (command == "place_stake" or (command == "cut" and not self.open_seats)):
             does = "cut the shoe" if command == "cut" else "stake"
             return f"{player} is the croupier, who runs the table and does not {does}; the table waits for {wanted}."
         if player != self.croupier and command in CROUPIER_COMMANDS and self.phase in (SHUFFLE, STAKES, DEAL):
@@ -161,10 +237,32 @@ class PuntoBancoTable(Table):
 
     @command("place_stake", spot=SPOT, amount=STAKE)
     def _place_stake(self, rec: Recorder, player: str, spot: str, amount: int) -> None:
-        """A player backs the player, the banker or a tie; stakes on a spot add up within the table's limits."""
+        """A player backs the player, the banker or a tie; stakes on a spot add up within the table's limits
+        and the table's exposure. At an open table a player not yet at it joins with his first stake."""
         total = R.check_stake(self.rules, self.stakes.get(player, {}), spot, amount)
+        R.check_exposure(self.rules, self.stakes, spot, amount)
         coup = self.coup if self.stakes else self.coup + 1  # a coup begins with its first stake
+        if player not in self.players:
+            self._check_bettor(player)
+            rec(BettorJoined, SERVICE, player=player)
         rec(StakePlaced, player, coup=coup, player=player, spot=spot, amount=amount, total=total)
+
+    def _check_bettor(self, player: str) -> None:
+        """A bettor's name, as a listed player's is checked at the opening: allowed, and not one that reads as,
+        or looks like, a name already at the table."""
+        validate_name(player)
+        if len(self.players) >= R.MAX_BETTORS + R.MAX_PLAYERS + 1:
+            raise R.StakeRefused("player", f"This open table has its {R.MAX_BETTORS} bettors; no one else may join it.")
+        refuse_one_name_written_twice([*self.players, player])
+        refuse_names_that_look_alike([*self.players, player])
+
+    @command("open_stakes", seconds=SECONDS)
+    def _open_stakes(self, rec: Recorder, player: str, seconds: int) -> None:
+        """The croupier opens the stakes of the coup for a number of seconds: the first command at or after
+        the deadline finds them closed."""
+        R.check_window(self.rules, seconds)
+        closes_at = format_timestamp(self.moment(rec.now) + timedelta(seconds=seconds))
+        rec(StakesOpened, player, coup=self.coup if self.stakes else self.coup + 1, seconds=seconds, closes_at=closes_at)
 
     @command("close_stakes")
     def _close_stakes(self, rec: Recorder, player: str) -> None:
@@ -174,7 +272,10 @@ class PuntoBancoTable(Table):
     @command("deal")
     def _deal(self, rec: Recorder, player: str) -> None:
         """The croupier deals the coup (player, banker, player, banker, then each third card the rules call
-        for) and it is settled at once."""
+        for) and it is settled at once. After a betting window's deadline it first records that the stakes
+        closed (the rules' event: the timer closed them, not the croupier)."""
+        if self.phase == STAKES:
+            rec(StakesClosed, DEALER_RULE, coup=self.coup, stakes={p: dict(s) for p, s in self.stakes.items()})
         start = self.shoe["dealt"]
         coup = R.play_coup(self.shoe["cards"][start : start + R.LONGEST_COUP])
         for to in R.DEAL_ORDER:
@@ -219,9 +320,20 @@ class PuntoBancoTable(Table):
         "ShoeShuffled": "shuffle",
         "ShoeCut": "cut",
         "StakePlaced": "place_stake",
+        "StakesOpened": "open_stakes",
         "StakesClosed": "close_stakes",
         "CardDealt": "deal",
     }
+
+    def _command_from(self, first: dict[str, Any], events: list[dict[str, Any]]) -> Any:
+        """A bettor's first stake begins with his joining; a deal after a window's deadline with the close the
+        rules recorded."""
+        if first["type"] == "BettorJoined" and len(events) > 1:
+            data = events[1]["data"]
+            return "place_stake", events[1]["actor"], {"spot": data["spot"], "amount": data["amount"]}
+        if first["type"] == "StakesClosed" and first["actor"] == DEALER_RULE:
+            return "deal", self.croupier, {}
+        return None
 
     # --- applying events ---------------------------------------------------------------------------
 
@@ -255,6 +367,15 @@ class PuntoBancoTable(Table):
     def _cards_burned(self, e: CardsBurned) -> None:
         self.phase = STAKES
 
+    @applies(BettorJoined)
+    def _bettor_joined(self, e: BettorJoined) -> None:
+        self.players.append(e.player)
+        self.balances[e.player] = 0
+
+    @applies(StakesOpened)
+    def _stakes_opened(self, e: StakesOpened) -> None:
+        self.window = {"seconds": e.seconds, "closes_at": e.closes_at}
+
     @applies(StakePlaced)
     def _stake_placed(self, e: StakePlaced) -> None:
         self.coup = e.coup
@@ -266,6 +387,7 @@ class PuntoBancoTable(Table):
         self.discarded += len(self.hands[R.PLAYER]) + len(self.hands[R.BANKER])
         self.hands = {R.PLAYER: [], R.BANKER: []}
         self.result = None
+        self.window = None
         self.phase = DEAL
 
     @applies(CoupDecided)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from domain.punto_banco.rules import MAX_EXPOSURE, exposure
 from domain.punto_banco.table import BURN
 from domain.sight import Sight
 
@@ -25,4 +26,9 @@ def view(table: Any, seen: Sight) -> dict[str, Any]:
         "shoe": {**table.deck_counts("shoe"), "last_coup": table.last_coup},
         "burn": {"turned": table.turned, "burned": [seen.card(c, BURN, "shoe") for c in table.burned]},
         "discarded": table.discarded,
+        # The betting window of the coup in play: its length and deadline (a client counts the time left
+        # from it; after the deadline the stakes are closed, whatever expects listed before it).
+        "window": dict(table.window) if table.window else None,
+        # The most the house may lose on this coup from the stakes on the table now, and the table's limit.
+        "exposure": {"now": exposure(table.rules, table.stakes), "limit": table.rules.get(MAX_EXPOSURE)},
     }

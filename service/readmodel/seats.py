@@ -33,6 +33,7 @@ class Seats:
         # The game's own reading of its stakes (domain/game.py Rating), which keeps what it carries from event to
         # event in this state (Chemin de fer: "banker" and "stakes", the keys it always had here).
         self.rating, self.secrets = GAMES[game].rating, GAMES[game].secrets
+        self.joining = GAMES[game].joining_events
 
     @staticmethod
     def opened(rules: dict[str, Any], players: list[str]) -> dict[str, Any]:
@@ -47,6 +48,9 @@ class Seats:
             st["round"], st["parts"] = open_round, {}
         in_round = open_round is not None
         kind, data = e["type"], e["data"]
+        if kind in self.joining and data["player"] not in st["balances"]:
+            self.players.append(data["player"])  # a player not named at the opening (punto banco's bettor)
+            st["balances"][data["player"]] = 0
         if kind in MOVEMENTS:  # a payment, or one a void reversed
             self._paid(data, in_round)
         elif in_round and kind == "StakeReturned" and data["player"] in st["balances"]:
@@ -72,7 +76,7 @@ class Seats:
         for name, part in parts.items():
             loss = Fraction(*part["loss"]) if self.rating.rated else None
             rows.append({
-                "player": name, "key": st["seq"] * SEATS + self.players.index(name), "game": self.game,
+                "player": name, "key": st["seq"] * SEATS + self.players.index(name) % SEATS, "game": self.game,
                 **{k: finished[k] for k in ("round", "first_version", "last_version", "started_at", "ended_at",
                                             "summary")},
                 "stakes": part["stakes"], "staked": sum(part["stakes"].values()), "result": part["result"],

@@ -90,8 +90,8 @@ def test_the_table_opens_with_its_croupier_among_the_players_and_waits_for_the_c
     [
         (["marta", "anna"], {}, BadArgument, "needs a 'croupier'"),
         (["marta", "anna"], {"croupier": "zoya"}, BadArgument, "not among the players"),
-        (["marta"], {"croupier": "marta"}, InvalidPlayers, "2 to 15"),
-        ([f"p{i}" for i in range(16)], {"croupier": "p0"}, InvalidPlayers, "2 to 15"),
+        (["marta"], {"croupier": "marta"}, InvalidPlayers, "only the croupier was listed"),
+        ([f"p{i}" for i in range(16)], {"croupier": "p0"}, InvalidPlayers, "1 to 15"),
         (["marta", "house"], {"croupier": "marta"}, InvalidPlayers, "reserved"),
         (["marta", "player"], {"croupier": "marta"}, InvalidPlayers, "reserved"),
         (["marta", "burn"], {"croupier": "marta"}, InvalidPlayers, "reserved"),
@@ -115,7 +115,9 @@ def test_options_outside_the_punto_banco_rules_are_refused_at_opening(rules, opt
 
 
 def test_the_options_the_api_documents_are_the_ones_the_rules_resolve():
-    assert {o.name: o.default for o in GAME.options} == R.DEFAULT_RULES
+    documented = {o.name: o.default for o in GAME.options}
+    assert {k: documented[k] for k in R.DEFAULT_RULES} == R.DEFAULT_RULES
+    assert set(documented) == {*R.DEFAULT_RULES, *R.LATER_DEFAULTS}
     assert Story(decks=6, tie_pays=9).view["rules"] == {**R.DEFAULT_RULES, "decks": 6, "tie_pays": 9}
 
 
