@@ -49,7 +49,8 @@ class Seats:
         in_round = open_round is not None
         kind, data = e["type"], e["data"]
         if kind in self.joining and data["player"] not in st["balances"]:
-            self.players.append(data["player"])  # a player not named at the opening (punto banco's bettor)
+            # A player not named at the opening (punto banco's bettor): seated after the named ones.
+            st.setdefault("joined", []).append(data["player"])
             st["balances"][data["player"]] = 0
         if kind in MOVEMENTS:  # a payment, or one a void reversed
             self._paid(data, in_round)
@@ -76,13 +77,19 @@ class Seats:
         for name, part in parts.items():
             loss = Fraction(*part["loss"]) if self.rating.rated else None
             rows.append({
-                "player": name, "key": st["seq"] * SEATS + self.players.index(name) % SEATS, "game": self.game,
+                "player": name, "key": st["seq"] * SEATS + self._seat(name) % SEATS, "game": self.game,
                 **{k: finished[k] for k in ("round", "first_version", "last_version", "started_at", "ended_at",
                                             "summary")},
                 "stakes": part["stakes"], "staked": sum(part["stakes"].values()), "result": part["result"],
                 "balance": st["balances"][name], "loss": None if loss is None else [loss.numerator, loss.denominator],
             })
         return rows
+
+    def _seat(self, name: str) -> int:
+        """The player's seat: his place among the names listed at the opening, then among those who joined."""
+        if name in self.players:
+            return self.players.index(name)
+        return len(self.players) + self.state["joined"].index(name)
 
     def _part(self, name: str) -> dict[str, Any]:
         parts = self.state["parts"]
