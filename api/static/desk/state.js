@@ -10,7 +10,7 @@ const COMMON = new Set(["table_id", "game", "version", "digest", "rules", "playe
 // Each game's own keys, in the order shown; anything else the service adds is shown under "More".
 const LAYOUT = {
   "chemin-de-fer": ["bank", "stakes", "punter", "banker", "seats", "shoe", "lots", "house"],
-  "punto-banco": ["result", "stakes", "croupier", "shoe", "burn", "discarded", "house"],
+  "punto-banco": ["window", "result", "stakes", "exposure", "croupier", "shoe", "burn", "discarded", "house"],
   "card-lottery": ["stage", "game_number", "lottery_cards", "table", "leader", "to_beat", "turn", "last_winner",
     "set_aside", "penalty_piles", "banker", "dealer", "holders", "seats", "decks", "pot", "kitty"],
 };
@@ -94,8 +94,32 @@ function hands(state) {
     h("span", { class: "who" }, owner(name)), cards(held[name]))));
 }
 
+// The time left of a betting window, from its deadline and this browser's clock (the service decides by its own:
+// a stake sent in the last moment may still be refused).
+function timeLeft(closesAt) {
+  const ms = Date.parse(closesAt) - Date.now();
+  return ms > 0 ? `${Math.ceil(ms / 1000)} s left` : "closed";
+}
+
+// Every window shown counts down, whichever page drew it.
+setInterval(() => {
+  for (const left of document.querySelectorAll("[data-closes-at] .left")) {
+    left.textContent = timeLeft(left.parentElement.dataset.closesAt);
+  }
+}, 250);
+
+function betting(item) {
+  if (!item) return "no timed window open";
+  return h("span", { class: "window", "data-testid": "window", dataset: { closesAt: item.closes_at } },
+    `${item.seconds} s, closes at ${moment(item.closes_at)} · `, h("strong", { class: "left" }, timeLeft(item.closes_at)));
+}
+
 function shown(key, item, state) {
   if (key === "stakes" && item && typeof item === "object") return stakes(item, state);
+  if (key === "window" && state.game === "punto-banco") return betting(item);
+  if (key === "exposure" && item && typeof item === "object") {
+    return `${amount(item.now)} now; limit ${item.limit === null ? "none" : amount(item.limit)}`;
+  }
   if (key === "lottery_cards") {
     const prizes = state.lottery_amounts || [];
     if (!item.length) return value(item);
