@@ -19,6 +19,7 @@ from eventsourcing.application import Application
 from domain.games import GAMES
 from domain.table import TableEvent
 from service import atrest, bootstrap, replay, store, streams
+from service.combining import Combiner
 from service.commands import Commands
 from service.config import Settings
 from service.health import Health
@@ -68,6 +69,7 @@ class TablesService(Commands, Queries, History, Health, Application):
             self.head_locks: dict[UUID, threading.Lock] = {}  # one a table; setdefault is atomic
             self.shown_expects: dict[tuple[UUID, int, str], list[dict[str, Any]]] = {}
             self.acting_of: dict[str, tuple[str, frozenset[str]]] = {}  # Commands.acting
+            self.combiner = Combiner()  # commands of one table decided and saved together (service/combining.py)
             bootstrap.wire(self, settings, follow=follow, group_commit=group_commit)
         except BaseException:
             # built halfway (the database went away): close the connection pool it may have opened

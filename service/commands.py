@@ -9,6 +9,8 @@ that failed but may have committed is looked up by it before anything is decided
 from __future__ import annotations
 
 import logging
+import itertools
+import time
 from typing import Any
 
 from eventsourcing.persistence import IntegrityError
@@ -21,10 +23,14 @@ from domain.games import GAMES
 from domain.sight import EVERYTHING, Viewer
 from domain.table import Table
 from service import idempotency, metrics, present, replay, store
+from service.combining import Combiner, Job
 from service.embedded import NotWritten
 from service.errors import ConcurrentWrite, VersionMismatch
 
-RETRIES = 5
+RETRIES = 5  # saves that failed for an outage a command tries, each settled by its record first
+# Seconds a command that expects no particular version keeps being decided again after races it lost (each lost
+# race is another command recorded on the table, so the table moves on): past it, a 409.
+RACING = 30.0
 # The states whose expects a process remembers for the next command (one a table in play is enough).
 SHOWN_EXPECTS = 4096
 log = logging.getLogger("zametano.commands")
@@ -54,54 +60,110 @@ class Commands:
         (recorded in its events); ``as_player`` is the player a player's credential speaks for (None: the
         house's credential), checked against who may act at the table (domain/acting.py); the answer is as
         ``viewer`` sees it (domain/sight.py). ``as_supervisor``: the supervisor a supervisor's token names, the
-        only credential that issues corrections where the service has tokens (``check_supervisor``)."""
+        only credential that issues corrections where the service has tokens (``check_supervisor``). Commands of
+        one table that arrive together are decided one after another and saved together (service/combining.py)."""
         check_supervisor(command, player, by, as_player, as_supervisor)  # nothing is looked up for a refused one
         key, body_sha, made = _identity(command, player, args, idempotency_key, by)
-        unsure = not made
         if not made and (earlier := self._repeat(table_id, command, player, key, body_sha, as_player, viewer)):
             return earlier
-        for attempt in range(RETRIES):
+        job = Job(command, player, args, expected_version, as_player, by, key, body_sha, viewer, made)
+        combiner = self.combiner if self.repository.cache is not None else None
+        if combiner is None:
+            return self._run(table_id, job, unsure=not made)
+        if not combiner.lead_or_wait(table_id, job):
+            return self._followed(table_id, job)
+        try:
+            return self._run(table_id, job, unsure=not made, lead=combiner)
+        finally:
+            combiner.hand_over(table_id)
+
+    def _followed(self, table_id: str, job: Job) -> dict[str, Any]:
+        """A command a leader decided in its batch: its answer once committed; decided again alone where the
+        batch refused it or lost a race; settled by its record where the batch's save failed otherwise."""
+        if job.answer is not None:
+            return job.answer
+        if job.failure is not None:
+            earlier = self._settle(job.failure, table_id, job.command, job.key, job.body_sha, job.viewer, last=False)
+            if earlier is not None:
+                return earlier
+        return self._run(table_id, job, unsure=True)
+
+    def _run(self, table_id: str, job: Job, *, unsure: bool, lead: Combiner | None = None) -> dict[str, Any]:
+        """Decides the command on the table's head and saves it (with the batch it leads, if ``lead``), again on
+        the table read from the log after a lost race, until it is recorded or refused. A command that expects
+        no particular version is never answered 409 for a race another command won: it is decided again, for
+        as long as RACING allows."""
+        racing_until = time.monotonic() + RACING
+        for attempt in itertools.count():
             # The first attempt decides on the cached table itself, uncopied, unread where the store allows
             # (replay.HeadLease); ``cached``: that table, if it was not read from the log.
             with replay.HeadLease(self, table_id) if attempt == 0 else replay.NO_LEASE as lease:
                 cached = lease.table if lease.unread else None
                 table = lease.table or self.table(table_id)
                 try:
-                    first = self._decide(table, command, player, args, expected_version, as_player, by)
+                    first = self._decide(table, job.command, job.player, job.args, job.expected_version,
+                                         job.as_player, job.by)
                 except (DomainError, VersionMismatch) as refused:
                     lease.drop()
                     if cached is not None:
                         continue  # perhaps refused only because the cached table was stale: decided again on the log's
-                    return self._refused(refused, table, command, player, key, body_sha, viewer, made=made,
-                                        unsure=unsure)
+                    return self._refused(refused, table, job.command, job.player, job.key, job.body_sha, job.viewer,
+                                         made=job.made, unsure=unsure)
                 appended = list(table.pending_events)
+                records = idempotency.records(table_id, job.key, job.body_sha, first, table.version)
+                answer = self.result(table, appended, job.viewer)  # before the batch's next commands change the table
+                batch = self._gather(table, table_id, lead) if lease.table is not None and lead else []
                 try:
-                    self._commit(table, *idempotency.records(table_id, key, body_sha, first, table.version))
+                    self._commit(table, *records, *(r for j in batch for r in j.records))
                 except IntegrityError:
                     lease.drop()
-                    # This very command committed by a save the library tried again, a lost race, or (first
-                    # decided on the cached table) a stale cache or a cut log: the record tells the first; the
-                    # others are decided again on the table read from the log.
-                    final = cached is None and (expected_version is not None or attempt == RETRIES - 1)
-                    earlier = self._lost_race(table_id, command, key, body_sha, viewer, made=made, final=final)
+                    _settle_batch(batch, alone=True)
+                    # This very command committed by a save tried again, a lost race, or (decided on the cached
+                    # table) a stale cache or a cut log: the record tells the first; the others are decided again.
+                    final = cached is None and (job.expected_version is not None or time.monotonic() > racing_until)
+                    earlier = self._lost_race(table_id, job.command, job.key, job.body_sha, job.viewer,
+                                              made=job.made, final=final)
                     if earlier is not None:
                         return earlier
                     if cached is None:
-                        _retried(table_id, command, attempt + 1)
+                        _retried(table_id, job.command, attempt + 1)
                     continue
                 except Exception as exc:
                     lease.drop()
+                    _settle_batch(batch, failure=exc)
                     unsure = True  # not recorded if None: decided again, under the same identity
-                    earlier = self._settle(exc, table_id, command, key, body_sha, viewer, last=attempt == RETRIES - 1)
+                    earlier = self._settle(exc, table_id, job.command, job.key, job.body_sha, job.viewer,
+                                           last=attempt >= RETRIES - 1)
                     if earlier is not None:
                         return earlier
                     continue
-                # Built before the lease ends: the next command on the table changes this very object.
-                answer = self.result(table, appended, viewer)
+                _settle_batch(batch)
                 if lease.table is None:
                     replay.remember(self, table)
                 return answer
         raise AssertionError("unreachable")  # pragma: no cover
+
+    def _gather(self, table: Table, table_id: str, combiner: Combiner) -> list[Job]:
+        """The table's followers waiting now, each decided on ``table`` after the ones before it, with its answer
+        and record ready for the batch's save; those the rules refuse here are told to go alone (nothing of
+        theirs was recorded: a refusal records nothing, domain/table.py ``handle``)."""
+        batch = []
+        for job in combiner.take(table_id):
+            try:
+                first = self._decide(table, job.command, job.player, job.args, job.expected_version,
+                                     job.as_player, job.by)
+            except (DomainError, VersionMismatch):
+                job.settle(alone=True)
+                continue
+            except BaseException as exc:  # noqa: BLE001 - whatever it is, its own thread decides again
+                log.exception("a command of a batch failed to be decided; it is decided again alone: %r", exc)
+                job.settle(alone=True)
+                continue
+            appended = list(table.pending_events[-(table.version - first + 1):])
+            job.records = idempotency.records(table_id, job.key, job.body_sha, first, table.version)
+            job.answer = self.result(table, appended, job.viewer)
+            batch.append(job)
+        return batch
 
     def _repeat(self, table_id: str, command: str, player: str, key: idempotency.Key, body_sha: str,
                 as_player: str | None, viewer: Viewer) -> dict[str, Any] | None:
@@ -239,6 +301,16 @@ def _refusal(refused: DomainError | VersionMismatch, table: Table, command: str,
         metrics.conflict("version_mismatch")
         return refused
     return table.refusal_seen(refused, command, player, table.sight(viewer))
+
+
+def _settle_batch(batch: list[Job], *, alone: bool = False, failure: BaseException | None = None) -> None:
+    """The batch's followers told how its save went: committed (each answered with its own answer), lost a race
+    (each decided again alone), or failed otherwise (each settled by its record)."""
+    for job in batch:
+        if alone or failure is not None:
+            job.settle(alone=alone, failure=failure)
+        else:
+            job.settle(answer=job.answer)
 
 
 def _retried(table_id: str, command: str, attempt: int) -> None:
