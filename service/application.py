@@ -19,7 +19,7 @@ from eventsourcing.application import Application
 from domain.games import GAMES
 from domain.table import TableEvent
 from service import atrest, bootstrap, replay, store, streams
-from service.combining import Combiner
+from service.combining import Combiner, Turns
 from service.commands import Commands
 from service.config import Settings
 from service.health import Health
@@ -70,6 +70,9 @@ class TablesService(Commands, Queries, History, Health, Application):
             self.shown_expects: dict[tuple[UUID, int, str], list[dict[str, Any]]] = {}
             self.acting_of: dict[str, tuple[str, frozenset[str]]] = {}  # Commands.acting
             self.combiner = Combiner()  # commands of one table decided and saved together (service/combining.py)
+            # A table's leaders take turns between the processes of a node (a store in memory has one process).
+            shared = settings is not None and settings.persistence.get("PERSISTENCE_MODULE") != "eventsourcing.popo"
+            self.turns = Turns(settings.data_dir) if shared else None
             bootstrap.wire(self, settings, follow=follow, group_commit=group_commit)
         except BaseException:
             # built halfway (the database went away): close the connection pool it may have opened
@@ -97,6 +100,8 @@ class TablesService(Commands, Queries, History, Health, Application):
         # The follower first: it reads and writes through the connections the factory is about to close.
         if getattr(self, "index", None) is not None:
             self.index.close()
+        if getattr(self, "turns", None) is not None:
+            self.turns.close()
         super().close()
 
     def _take_snapshots(self, processing_event: Any) -> None:

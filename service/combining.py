@@ -21,16 +21,33 @@ What stays as it was:
 
 A follower that finds no leader leads; one that arrives while a batch is being saved waits, and the first of them
 leads the next batch when the leader is done.
+
+Between the processes of a node (the workers of one server), a table's leaders take turns (``Turns``): a lock
+file per slot of tables in the data folder, held by a leader while it decides and saves its batch. Without it the
+workers' leaders raced for every version of a busy table and all but one decided their batch again at each save
+(docs/benchmarks.md, "One busy table"). The file also says which version of which table the last leader saved,
+so that a leader whose cached table is older reads the log first instead of losing the race it would start.
+Between nodes, the front routes a table's requests to one node (docs/scaling.md). Neither is needed for
+correctness: the store's version check is.
 """
 
 from __future__ import annotations
 
+import fcntl
+import os
 import threading
+import zlib
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from service import groupcommit
 
+# Lock files a node's tables share (a table's is its id's CRC-32 modulo this): few enough file descriptors a process.
+SLOTS = 128
+MARK = 80  # bytes of a slot file's "table version" mark
 # Commands one batch decides at most: a bound on how long a batch holds its leader (each is a millisecond or so).
 MOST = 256
 
@@ -99,3 +116,46 @@ class Combiner:
             following = queue.pop(0)
         following.lead = True
         following.done.set()
+
+
+class Turns:
+    """A node's tables' turns between its processes: one lock file per slot in ``folder``/turns, opened once a
+    process. ``turn`` holds the table's slot while a leader decides and saves; ``saved`` marks the version it
+    saved, ``stale`` tells a leader whether another process saved a later version of its table since."""
+
+    def __init__(self, folder: str | os.PathLike[str]) -> None:
+        self.folder = Path(folder) / "turns"
+        self._files: dict[int, int] = {}
+        self._lock = threading.Lock()
+
+    def _file(self, table_id: Any) -> int:
+        slot = zlib.crc32(str(table_id).encode()) % SLOTS
+        with self._lock:
+            fd = self._files.get(slot)
+            if fd is None:
+                self.folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+                fd = self._files[slot] = os.open(self.folder / f"{slot:03d}", os.O_RDWR | os.O_CREAT, 0o600)
+            return fd
+
+    @contextmanager
+    def turn(self, table_id: Any) -> Iterator[None]:
+        fd = self._file(table_id)
+        fcntl.flock(fd, fcntl.LOCK_EX)  # blocks this thread only (the interpreter lets the others run)
+        try:
+            yield
+        finally:
+            fcntl.flock(fd, fcntl.LOCK_UN)
+
+    def stale(self, table_id: Any, version: int) -> bool:
+        """Whether the slot's mark names this table at another version than ``version`` (read while holding it)."""
+        mark = os.pread(self._file(table_id), MARK, 0).decode(errors="replace").split()
+        return len(mark) == 2 and mark[0] == str(table_id) and mark[1] != str(version)
+
+    def saved(self, table_id: Any, version: int) -> None:
+        os.pwrite(self._file(table_id), f"{table_id} {version}".ljust(MARK).encode(), 0)
+
+    def close(self) -> None:
+        with self._lock:
+            for fd in self._files.values():
+                os.close(fd)
+            self._files.clear()

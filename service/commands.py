@@ -9,6 +9,7 @@ that failed but may have committed is looked up by it before anything is decided
 from __future__ import annotations
 
 import logging
+import contextlib
 import itertools
 import time
 from typing import Any
@@ -73,7 +74,8 @@ class Commands:
         if not combiner.lead_or_wait(table_id, job):
             return self._followed(table_id, job)
         try:
-            return self._run(table_id, job, unsure=not made, lead=combiner)
+            with self.turns.turn(table_id) if self.turns is not None else contextlib.nullcontext():
+                return self._run(table_id, job, unsure=not made, lead=combiner)
         finally:
             combiner.hand_over(table_id)
 
@@ -97,7 +99,8 @@ class Commands:
         for attempt in itertools.count():
             # The first attempt decides on the cached table itself, uncopied, unread where the store allows
             # (replay.HeadLease); ``cached``: that table, if it was not read from the log.
-            with replay.HeadLease(self, table_id) if attempt == 0 else replay.NO_LEASE as lease:
+            stale = self.turns.stale if lead and self.turns is not None else None
+            with replay.HeadLease(self, table_id, stale) if attempt == 0 else replay.NO_LEASE as lease:
                 cached = lease.table if lease.unread else None
                 table = lease.table or self.table(table_id)
                 try:
@@ -138,6 +141,8 @@ class Commands:
                         return earlier
                     continue
                 _settle_batch(batch)
+                if lead and self.turns is not None:
+                    self.turns.saved(table.id, table.version)
                 if lease.table is None:
                     replay.remember(self, table)
                 return answer

@@ -10,7 +10,7 @@ from __future__ import annotations
 import copy
 import pickle
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
@@ -116,7 +116,10 @@ class HeadLease:
     cached table and the replay of the events found. Elsewhere the cached table is fast-forwarded from the
     log first, as every read does."""
 
-    def __init__(self, app: TablesService, table_id: str) -> None:
+    def __init__(self, app: TablesService, table_id: str, stale: Callable[[UUID, int], bool] | None = None) -> None:
+        """``stale``: whether the cached table at a version is known to be behind the log (another process saved
+        a later one, service/combining.py ``Turns``): then it is read from the log even where it could be lent
+        unread."""
         self.app = app
         self.table: Table | None = None
         self.unread = False
@@ -132,6 +135,8 @@ class HeadLease:
             lock.acquire()
         try:
             table = app.repository.cache.get(uuid) if unread else _read(app, table_id, uuid, None)
+            if unread and stale is not None and isinstance(table, Table) and stale(uuid, table.version):
+                table, unread = _read(app, table_id, uuid, None), False
         except KeyError:
             table = None
         except BaseException:
