@@ -124,9 +124,8 @@ class Commands:
                     # This very command committed by a save tried again, a lost race, or (decided on the cached
                     # table) a stale cache or a cut log: the record tells the first; the others are decided again.
                     final = cached is None and (job.expected_version is not None or time.monotonic() > racing_until)
-                    earlier = self._lost_race(table_id, job.command, job.key, job.body_sha, job.viewer,
-                                              made=job.made, final=final)
-                    if earlier is not None:
+                    if (earlier := self._lost_race(table_id, job.command, job.key, job.body_sha, job.viewer,
+                                                   made=job.made, final=final)) is not None:
                         return earlier
                     if cached is None:
                         _retried(table_id, job.command, attempt + 1)
@@ -140,13 +139,17 @@ class Commands:
                     if earlier is not None:
                         return earlier
                     continue
-                _settle_batch(batch)
-                if lead and self.turns is not None:
-                    self.turns.saved(table.id, table.version)
+                self._saved(table, batch, lead)
                 if lease.table is None:
                     replay.remember(self, table)
                 return answer
         raise AssertionError("unreachable")  # pragma: no cover
+
+    def _saved(self, table: Table, batch: list[Job], lead: Combiner | None) -> None:
+        """A save committed: the batch's followers answered, and the turns told which version the leader saved."""
+        _settle_batch(batch)
+        if lead and self.turns is not None:
+            self.turns.saved(table.id, table.version)
 
     def _gather(self, table: Table, table_id: str, combiner: Combiner) -> list[Job]:
         """The table's followers waiting now, each decided on ``table`` after the ones before it, with its answer

@@ -23,7 +23,8 @@ GAME = Game(
     },
     accounts=(rules.HOUSE,),
     actors=(DEALER_RULE,),
-    reserved=(rules.PLAYER, rules.BANKER, rules.TIE, "burn"),  # the hands', the spots' and the burn's names
+    # the hands', the spots', the burn's names, and whom an open table offers its stakes to
+    reserved=(rules.PLAYER, rules.BANKER, rules.TIE, "burn", rules.ANYONE),
     opening_events=("TableOpened", "RolesAssigned"),
     joining_events=("BettorJoined",),  # an open table's bettor, with his first stake
     # Nothing hidden of its own: its only face-down cards are the burned ones, shared CardDealt events.

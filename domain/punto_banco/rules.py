@@ -29,6 +29,8 @@ SPOTS = (PLAYER, BANKER, TIE)
 # Backing both hands at once cancels out but for the commission; the house refuses it.
 OPPOSITE = {PLAYER: BANKER, BANKER: PLAYER}
 
+# Whom an open table offers its stakes to in ``expects``: anyone (never a player's name: reserved).
+ANYONE = "*"
 # Who acts: the croupier named when the table opens, the players at the table; the house is an account.
 HOUSE = "house"
 

@@ -136,7 +136,10 @@ class PuntoBancoTable(Table):
             return [self.expect("cut", name, position={"min": low, "max": high}) for name in self.cutters]
         if p == STAKES:
             rooms = {spot: R.exposure_room(self.rules, self.stakes, spot) for spot in R.SPOTS}
-            out = [entry for name in self.stakers for entry in self._stake_entries(name, rooms)]
+            # An open table's stakes are offered once, to anyone, with a newcomer's bounds: listing hundreds of
+            # bettors would make every command's answer as long as the crowd (a player's own view lists his own).
+            stakers = [R.ANYONE] if self.open_seats else self.stakers
+            out = [entry for name in stakers for entry in self._stake_entries(name, rooms)]
             if self.window is None and R.timed(self.rules):
                 low, high = R.window_bounds(self.rules)
                 out.append(self.expect("open_stakes", self.croupier, seconds={"min": low, "max": high}))
@@ -182,6 +185,16 @@ class PuntoBancoTable(Table):
         if command == "place_stake" and self.phase == STAKES and (player in self.stakers or self._may_join(player)):
             return True  # let the stake rules say exactly what is refused (limits, multiple, both hands)
         return super()._may_issue(command, player, expects)
+
+    def _own(self, public: list[dict[str, Any]], seen: Any) -> list[dict[str, Any]]:  # type: ignore[override]
+        """A player's own commands; at an open table, the stakes it offers to anyone read as his own, with the
+        bounds his own stakes leave him."""
+        own = Table._own(public, seen)
+        me = seen.viewer.player
+        if me is None or me == self.croupier or not any(e["player"] == R.ANYONE for e in public):
+            return own
+        rooms = {spot: R.exposure_room(self.rules, self.stakes, spot) for spot in R.SPOTS}
+        return own + self._stake_entries(me, rooms)
 
     def _may_join(self, player: str) -> bool:
         """At an open table anyone but the croupier may stake: his name is checked as he joins."""

@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from domain.errors import InvalidPlayers, InvalidRules, NotAllowedNow
 from domain.punto_banco import rules as R
 from domain.punto_banco.table import PuntoBancoTable, StakesAreClosed
+from domain.sight import PLAYER, Viewer
 from tests.helpers import Seeds, StepClock
 
 
@@ -64,8 +65,25 @@ def test_a_bettors_first_stake_records_that_he_joined_and_the_next_does_not():
     assert (staked.type, staked.player, staked.total) == ("StakePlaced", "anna", 100)
     assert [e.type for e in studio.stake("anna", "player", 50)] == ["StakePlaced"]
     assert studio.table.players == ["marta", "anna"] and studio.table.balances == {"marta": 0, "anna": 0}
-    assert [(e["command"], e["player"]) for e in studio.table.expects() if e["player"] == "anna"] == [
+    assert [(e["command"], e["player"]) for e in own_expects(studio.table, "anna")] == [
         ("place_stake", "anna"), ("place_stake", "anna")]  # the player and a tie: never both hands
+
+
+def own_expects(table, player):
+    return table.expects_seen(table.sight(Viewer(PLAYER, player)))
+
+
+def test_an_open_table_offers_its_stakes_to_anyone_once_and_each_player_reads_his_own_bounds():
+    studio = Studio(max_stake=1000, **OPEN).ready()
+    studio.stake("anna", "player", 400)
+    offered = [(e["command"], e["player"], e["fields"]["amount"]["max"]) for e in studio.table.expects()
+               if e["command"] == "place_stake"]
+    assert offered == [("place_stake", "*", 1000), ("place_stake", "*", 1000), ("place_stake", "*", 1000)]
+    assert {"command": "place_stake", "player": "*"} in studio.table.view()["waits_for"]
+    annas = {e["fields"]["spot"]["choices"][0]: e["fields"]["amount"]["max"] for e in own_expects(studio.table, "anna")}
+    assert annas == {"player": 600, "tie": 1000}
+    assert len(own_expects(studio.table, "boris")) == 3  # not yet at the table: a newcomer's bounds
+    assert "place_stake" not in {e["command"] for e in own_expects(studio.table, "marta")}  # the croupier stakes not
 
 
 def test_a_bettor_is_paid_like_a_named_player():
@@ -263,12 +281,12 @@ def test_whatever_is_staked_the_exposure_never_passes_its_limit_and_every_offere
     table.handle("shuffle", "marta", {}, clock(), seeds)
     table.handle("cut", "marta", {"position": 10}, clock(), seeds, new_salt=seeds.salt)
     for who, spot, amount in stakes:
-        offered = [e["fields"]["amount"] for e in table.expects()
-                   if e["player"] == names[who] and e["fields"]["spot"]["choices"] == [spot]]
+        offered = [e["fields"]["amount"] for e in own_expects(table, names[who])
+                   if e["fields"]["spot"]["choices"] == [spot]]
         try:
             table.handle("place_stake", names[who], {"spot": spot, "amount": amount}, clock(), seeds)
         except R.StakeRefused:
-            if offered and names[who] in table.players:
+            if offered:
                 bounds = offered[0]
                 fits = bounds["min"] <= amount <= bounds["max"] and amount % bounds.get("multiple_of", 1) == 0
                 assert not fits, (spot, amount, bounds)
