@@ -499,30 +499,35 @@ def spot_limit(rules: Mapping[str, Any], spot: str) -> int:
     return rules.get(own, rules["max_stake"]) if own else rules["max_stake"]
 
 
-def house_losses(rules: Mapping[str, Any], stakes: Mapping[str, Mapping[str, int]]) -> dict[str, int]:
-    """What the house loses on each outcome of a coup with these stakes (a gain is a negative loss): a player
-    win pays the player stakes and takes the banker and tie stakes; a banker win pays the banker stakes less the
-    commission and takes the others; a tie pays the tie stakes ``tie_pays`` to 1 and returns the others."""
-    totals = {spot: sum(spots.get(spot, 0) for spots in stakes.values()) for spot in SPOTS}
+def spot_totals(stakes: Mapping[str, Mapping[str, int]]) -> dict[str, int]:
+    """Every stake on the table by spot (``stakes``: player -> spot -> total)."""
+    return {spot: sum(spots.get(spot, 0) for spots in stakes.values()) for spot in SPOTS}
+
+
+def house_losses(rules: Mapping[str, Any], totals: Mapping[str, int]) -> dict[str, int]:
+    """What the house loses on each outcome of a coup with these stakes on the table (``totals``: spot -> every
+    stake on it; a gain is a negative loss): a player win pays the player stakes and takes the banker and tie
+    stakes; a banker win pays the banker stakes less the commission and takes the others; a tie pays the tie
+    stakes ``tie_pays`` to 1 and returns the others."""
     p, b, t = totals[PLAYER], totals[BANKER], totals[TIE]
     banker_wins = b - commission(b, rules["commission_percent"])
     return {PLAYER: p - b - t, BANKER: banker_wins - p - t, TIE: t * rules["tie_pays"]}
 
 
-def exposure(rules: Mapping[str, Any], stakes: Mapping[str, Mapping[str, int]]) -> int:
+def exposure(rules: Mapping[str, Any], totals: Mapping[str, int]) -> int:
     """"The table's exposure is the most the house may lose on one coup, counted from every stake on the
     table": the largest loss over the three outcomes, 0 when the house loses on none."""
-    return max(0, *house_losses(rules, stakes).values())
+    return max(0, *house_losses(rules, totals).values())
 
 
-def exposure_room(rules: Mapping[str, Any], stakes: Mapping[str, Mapping[str, int]], spot: str) -> int | None:
+def exposure_room(rules: Mapping[str, Any], totals: Mapping[str, int], spot: str) -> int | None:
     """The most that may still be added on ``spot`` (by anyone) without passing the table's exposure limit, in
     multiples of the spot's unit; None where the table has no such limit. Adding on a spot raises the house's
     loss on that outcome only (and lowers it on the others), so the room is read from that outcome alone."""
     limit = rules.get(MAX_EXPOSURE)
     if limit is None:
         return None
-    loss = house_losses(rules, stakes)[spot]
+    loss = house_losses(rules, totals)[spot]
     if spot == PLAYER:
         return max(0, limit - loss)
     if spot == TIE:
@@ -533,14 +538,14 @@ def exposure_room(rules: Mapping[str, Any], stakes: Mapping[str, Mapping[str, in
     return max(0, (limit - loss) // per_unit) * unit
 
 
-def check_exposure(rules: Mapping[str, Any], stakes: Mapping[str, Mapping[str, int]], spot: str, amount: int) -> None:
+def check_exposure(rules: Mapping[str, Any], totals: Mapping[str, int], spot: str, amount: int) -> None:
     """"A stake that would bring the table's exposure above its limit is refused, naming the limit and what is
-    left of it." ``stakes``: every stake on the table in this coup, before this one."""
-    room = exposure_room(rules, stakes, spot)
+    left of it." ``totals``: every stake on the table in this coup by spot, before this one."""
+    room = exposure_room(rules, totals, spot)
     if room is None or amount <= room:
         return
     limit = rules[MAX_EXPOSURE]
-    left = limit - max(0, house_losses(rules, stakes)[spot])
+    left = limit - max(0, house_losses(rules, totals)[spot])
     advice = f"at most {room} more may be staked on the {spot} now" if room else f"nothing more may be staked on the {spot} now"
     raise StakeRefused(
         "amount",

@@ -86,6 +86,15 @@ class PuntoBancoTable(Table):
     # The betting window of the coup in play ({"seconds", "closes_at"}); tables snapshotted before it existed
     # never had one open.
     window: Any = None
+    # Every stake on the table in this coup by spot, kept as stakes are placed (the exposure reads it at every
+    # stake); tables snapshotted before it existed count it from the stakes.
+    totals: Any = None
+
+    @property
+    def totals_now(self) -> dict[str, int]:
+        if self.totals is None:
+            self.totals = R.spot_totals(self.stakes)
+        return self.totals
 
     @property
     def stakers(self) -> list[str]:
@@ -135,7 +144,7 @@ class PuntoBancoTable(Table):
             low, high = R.cut_positions(len(self.shoe["cards"]))
             return [self.expect("cut", name, position={"min": low, "max": high}) for name in self.cutters]
         if p == STAKES:
-            rooms = {spot: R.exposure_room(self.rules, self.stakes, spot) for spot in R.SPOTS}
+            rooms = {spot: R.exposure_room(self.rules, self.totals_now, spot) for spot in R.SPOTS}
             # An open table's stakes are offered once, to anyone, with a newcomer's bounds: listing hundreds of
             # bettors would make every command's answer as long as the crowd (a player's own view lists his own).
             stakers = [R.ANYONE] if self.open_seats else self.stakers
@@ -193,7 +202,7 @@ class PuntoBancoTable(Table):
         me = seen.viewer.player
         if me is None or me == self.croupier or not any(e["player"] == R.ANYONE for e in public):
             return own
-        rooms = {spot: R.exposure_room(self.rules, self.stakes, spot) for spot in R.SPOTS}
+        rooms = {spot: R.exposure_room(self.rules, self.totals_now, spot) for spot in R.SPOTS}
         return own + self._stake_entries(me, rooms)
 
     def _may_join(self, player: str) -> bool:
@@ -253,7 +262,7 @@ class PuntoBancoTable(Table):
         """A player backs the player, the banker or a tie; stakes on a spot add up within the table's limits
         and the table's exposure. At an open table a player not yet at it joins with his first stake."""
         total = R.check_stake(self.rules, self.stakes.get(player, {}), spot, amount)
-        R.check_exposure(self.rules, self.stakes, spot, amount)
+        R.check_exposure(self.rules, self.totals_now, spot, amount)
         coup = self.coup if self.stakes else self.coup + 1  # a coup begins with its first stake
         if player not in self.players:
             self._check_bettor(player)
@@ -391,6 +400,7 @@ class PuntoBancoTable(Table):
 
     @applies(StakePlaced)
     def _stake_placed(self, e: StakePlaced) -> None:
+        self.totals_now[e.spot] += e.amount  # read before the player's total changes: the old stakes' sum
         self.coup = e.coup
         self.stakes.setdefault(e.player, {})[e.spot] = e.total
 
@@ -411,6 +421,7 @@ class PuntoBancoTable(Table):
         self.settling = tuple((p["payee"] if p["payer"] == R.HOUSE else p["payer"], p["spot"]) for p in payments)
         self.unpaid = {p: dict(s) for p, s in self.stakes.items()} if self.settling else {}
         self.stakes = {}
+        self.totals = None
         self.phase = STAKES
 
     @applies(PaymentMade)

@@ -30,5 +30,5 @@ def view(table: Any, seen: Sight) -> dict[str, Any]:
         # from it; after the deadline the stakes are closed, whatever expects listed before it).
         "window": dict(table.window) if table.window else None,
         # The most the house may lose on this coup from the stakes on the table now, and the table's limit.
-        "exposure": {"now": exposure(table.rules, table.stakes), "limit": table.rules.get(MAX_EXPOSURE)},
+        "exposure": {"now": exposure(table.rules, table.totals_now), "limit": table.rules.get(MAX_EXPOSURE)},
     }

@@ -239,11 +239,13 @@ def test_the_studio_options_are_recorded_only_when_given():
 
 def test_the_exposure_is_the_most_the_house_may_lose_on_any_outcome():
     rules = R.resolve_rules({"tie_pays": 8, "commission_percent": 5})
-    assert R.exposure(rules, {}) == 0
-    assert R.exposure(rules, {"a": {"player": 100}}) == 100
-    assert R.exposure(rules, {"a": {"player": 100}, "b": {"banker": 100}}) == 0  # either way one pays the other
-    assert R.exposure(rules, {"a": {"banker": 200}}) == 190
-    assert R.exposure(rules, {"a": {"tie": 100}, "b": {"player": 500}}) == 800  # a tie returns the player stake
+    def exposure(stakes):
+        return R.exposure(rules, R.spot_totals(stakes))
+    assert exposure({}) == 0
+    assert exposure({"a": {"player": 100}}) == 100
+    assert exposure({"a": {"player": 100}, "b": {"banker": 100}}) == 0  # either way one pays the other
+    assert exposure({"a": {"banker": 200}}) == 190
+    assert exposure({"a": {"tie": 100}, "b": {"player": 500}}) == 800  # a tie returns the player stake
 
 
 @pytest.mark.parametrize("spot, room", [("player", 1000), ("banker", 1040), ("tie", 125)])
@@ -258,7 +260,7 @@ def test_a_stake_past_the_exposure_is_refused_naming_the_limit_and_what_is_left(
     assert "1000" in refused.value.message and refused.value.details["max_exposure"] == 1000
     assert refused.value.details["max_allowed"] == room
     studio.stake("anna", spot, room)
-    assert studio.table.view()["exposure"] == {"now": R.exposure(studio.table.rules, studio.table.stakes), "limit": 1000}
+    assert studio.table.view()["exposure"] == {"now": R.exposure(studio.table.rules, R.spot_totals(studio.table.stakes)), "limit": 1000}
 
 
 def test_a_stake_on_the_other_hand_frees_room_on_the_first():
@@ -267,7 +269,7 @@ def test_a_stake_on_the_other_hand_frees_room_on_the_first():
     with pytest.raises(R.StakeRefused, match="nothing more may be staked on the player"):
         studio.stake("boris", "player", 20)
     studio.stake("boris", "banker", 500)
-    assert R.exposure_room(studio.table.rules, studio.table.stakes, "player") == 500
+    assert R.exposure_room(studio.table.rules, R.spot_totals(studio.table.stakes), "player") == 500
 
 
 @settings(max_examples=60, deadline=None)
@@ -293,5 +295,6 @@ def test_whatever_is_staked_the_exposure_never_passes_its_limit_and_every_offere
         else:
             if offered:
                 assert offered[0]["min"] <= amount <= offered[0]["max"]
-        assert R.exposure(table.rules, table.stakes) <= limit
+        assert R.exposure(table.rules, R.spot_totals(table.stakes)) <= limit
+        assert table.totals_now == R.spot_totals(table.stakes)  # the kept sums are the stakes' own
         table.collect_events()
