@@ -4,7 +4,7 @@ a table of his own, over HTTP, on PostgreSQL and SQLite (see scripts/bench-hot).
 from __future__ import annotations
 
 import argparse
-import json
+import os
 import sys
 import threading
 import time
@@ -142,9 +142,12 @@ def main() -> int:
     parser.add_argument("--stores", default="pg,sqlite", help="pg, sqlite or both")
     parser.add_argument("--seconds", type=float, default=6.0, help="each measurement's length")
     parser.add_argument("--workers", type=int, default=4, help="the server's worker processes")
+    parser.add_argument("--threads", type=int, default=16,
+                        help="requests each worker serves at once (WEB_THREADS): a table's batch in a worker is at most this")
     parser.add_argument("--load", default="", help="what else ran on the machine, for the docs")
     parser.add_argument("--no-docs", action="store_true", help="print the table, do not write docs/benchmarks.md")
     args = parser.parse_args()
+    os.environ["WEB_THREADS"] = str(args.threads)  # the servers started take this process's environment
     with temporary() as tmp:
         rows = run(args, tmp)
     table = markdown_table(["store", "bettors", "tables", "stakes/s", "answered 409", "p50", "p99", "CPU a stake"],
@@ -152,7 +155,7 @@ def main() -> int:
     print(table)
     if not args.no_docs:
         when = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-        section = (f"{SECTION}\n\n`./scripts/bench-hot --seconds {args.seconds:g} --workers {args.workers}`, one run, "
+        section = (f"{SECTION}\n\n`./scripts/bench-hot --seconds {args.seconds:g} --workers {args.workers} --threads {args.threads}`, one run, "
                    f"{when}, {machine()}{'; ' + args.load if args.load else ''}. Each bettor stakes 1 on the player in a "
                    "loop without `If-Match`, on one open punto banco table, then the same bettors each on a table of "
                    f"his own; CPU a stake counts the server's processes and PostgreSQL's backends.\n\n{table}\n")

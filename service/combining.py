@@ -36,6 +36,7 @@ from __future__ import annotations
 import fcntl
 import os
 import threading
+import time
 import zlib
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -48,6 +49,7 @@ from service import groupcommit
 # Lock files a node's tables share (a table's is its id's CRC-32 modulo this): few enough file descriptors a process.
 SLOTS = 128
 MARK = 80  # bytes of a slot file's "table version" mark
+TURN_WAIT = 0.5  # seconds a leader waits for its table's turn at most (a batch takes milliseconds)
 # Commands one batch decides at most: a bound on how long a batch holds its leader (each is a millisecond or so).
 MOST = 256
 
@@ -139,12 +141,15 @@ class Turns:
 
     @contextmanager
     def turn(self, table_id: Any) -> Iterator[None]:
+        """The table's turn, waited for at most TURN_WAIT seconds: past it the leader goes on without one (turns
+        are for speed; whatever holds one that long, nothing waits on it forever)."""
         fd = self._file(table_id)
-        fcntl.flock(fd, fcntl.LOCK_EX)  # blocks this thread only (the interpreter lets the others run)
+        held = _take(fd)
         try:
             yield
         finally:
-            fcntl.flock(fd, fcntl.LOCK_UN)
+            if held:
+                fcntl.flock(fd, fcntl.LOCK_UN)
 
     def stale(self, table_id: Any, version: int) -> bool:
         """Whether the slot's mark names this table at another version than ``version`` (read while holding it)."""
@@ -159,3 +164,18 @@ class Turns:
             for fd in self._files.values():
                 os.close(fd)
             self._files.clear()
+
+
+def _take(fd: int) -> bool:
+    """Takes the lock file ``fd``, waiting at most TURN_WAIT seconds (looking again after 0.1 ms, then up to
+    every 2 ms: a batch takes a few milliseconds); False if it was not taken."""
+    deadline, pause = time.monotonic() + TURN_WAIT, 0.0001
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return True
+        except BlockingIOError:
+            if time.monotonic() > deadline:
+                return False
+            time.sleep(pause)
+            pause = min(pause * 2, 0.002)
