@@ -98,12 +98,30 @@ def test_a_stale_cached_table_is_forgotten_and_the_command_decided_again_on_the_
     stale = cached(service, table_id)
     assert stale.version == state["version"] < moved["version"]
     command, player, args = pick(moved, random.Random(8))
+    service.turns = None  # not told by the node's turns that another process moved the table (below: told)
     try:
         answer = service.execute(table_id, command, player, args)
     except DomainError:
         pytest.fail("a command legal on the log's table was refused on the stale cached one")
     assert answer["version"] > moved["version"]
     assert cached(service, table_id) is not stale and service.verify(table_id)["ok"]
+
+
+def test_a_cached_table_the_turns_say_is_behind_is_read_from_the_log_before_deciding(service, postgres_env):
+    table_id = service.open_table(*OPENING)["table_id"]
+    play_service(service, table_id, 4, random.Random(6))
+    other = TablesService(load(postgres_env), clock=StepClock(), new_seed=Seeds(9), group_commit=False)
+    try:
+        moved = play_service(other, table_id, 3, random.Random(7))  # another process of the node moves it on
+    finally:
+        other.close()
+    saves, save = [], service.save
+    service.save = lambda *aggregates: (saves.append(aggregates[0].version), save(*aggregates))[1]
+    if service.committer is not None:
+        service.committer._save = service.save_together
+    answer = service.execute(table_id, *pick(moved, random.Random(8)))
+    assert answer["version"] > moved["version"] and len(saves) == 1  # no save lost to a stale table
+    assert service.verify(table_id)["ok"]
 
 
 def test_an_integrity_error_on_the_cached_table_is_decided_again_and_saved_once(service, monkeypatch):
