@@ -49,7 +49,10 @@ from service import groupcommit
 # Lock files a node's tables share (a table's is its id's CRC-32 modulo this): few enough file descriptors a process.
 SLOTS = 128
 MARK = 80  # bytes of a slot file's "table version" mark
-TURN_WAIT = 0.5  # seconds a leader waits for its table's turn at most (a batch takes milliseconds)
+TURN_WAIT = 5.0  # seconds a leader waits for its table's turn at most (a batch takes milliseconds)
+# The lock files open in this process, by folder: how many services use them, and the files by slot.
+_OPEN: dict[Path, list[Any]] = {}
+_OPEN_LOCK = threading.Lock()
 # Commands one batch decides at most: a bound on how long a batch holds its leader (each is a millisecond or so).
 MOST = 256
 
@@ -122,21 +125,26 @@ class Combiner:
 
 class Turns:
     """A node's tables' turns between its processes: one lock file per slot in ``folder``/turns, opened once a
-    process. ``turn`` holds the table's slot while a leader decides and saves; ``saved`` marks the version it
-    saved, ``stale`` tells a leader whether another process saved a later version of its table since."""
+    process (services of one process on one folder share the open files, so they never wait for each other's
+    turns: a lock file's lock belongs to its open file). ``turn`` holds the table's slot while a leader decides
+    and saves; ``saved`` marks the version it saved, ``stale`` tells a leader whether another process saved a
+    later version of its table since."""
 
     def __init__(self, folder: str | os.PathLike[str]) -> None:
-        self.folder = Path(folder) / "turns"
-        self._files: dict[int, int] = {}
-        self._lock = threading.Lock()
+        self.folder = Path(folder).resolve() / "turns"
+        with _OPEN_LOCK:
+            self._files = _OPEN.setdefault(self.folder, [0, {}])
+            self._files[0] += 1
+        self.closed = False
 
     def _file(self, table_id: Any) -> int:
         slot = zlib.crc32(str(table_id).encode()) % SLOTS
-        with self._lock:
-            fd = self._files.get(slot)
+        with _OPEN_LOCK:
+            fds: dict[int, int] = self._files[1]
+            fd = fds.get(slot)
             if fd is None:
                 self.folder.mkdir(mode=0o700, parents=True, exist_ok=True)
-                fd = self._files[slot] = os.open(self.folder / f"{slot:03d}", os.O_RDWR | os.O_CREAT, 0o600)
+                fd = fds[slot] = os.open(self.folder / f"{slot:03d}", os.O_RDWR | os.O_CREAT, 0o600)
             return fd
 
     @contextmanager
@@ -160,10 +168,16 @@ class Turns:
         os.pwrite(self._file(table_id), f"{table_id} {version}".ljust(MARK).encode(), 0)
 
     def close(self) -> None:
-        with self._lock:
-            for fd in self._files.values():
-                os.close(fd)
-            self._files.clear()
+        """The last service of the process on this folder closes its files."""
+        with _OPEN_LOCK:
+            if self.closed:
+                return
+            self.closed = True
+            self._files[0] -= 1
+            if self._files[0] == 0:
+                for fd in self._files[1].values():
+                    os.close(fd)
+                del _OPEN[self.folder]
 
 
 def _take(fd: int) -> bool:
