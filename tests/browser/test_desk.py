@@ -6,6 +6,7 @@ panel. The page's test hooks are those docs/desk.md lists."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -516,3 +517,17 @@ def test_a_table_is_followed_by_its_stream_with_the_token_and_last_event_id_when
     assert any(h.get("last-event-id") == str(result["version"]) for h in asked)
     rows = page.eval_on_selector_all('[data-testid="log"] tbody tr', "els => els.map(e => Number(e.dataset.version))")
     assert rows == list(range(1, result["version"] + 1))  # each event once, in order
+
+
+def test_a_timed_tables_window_shows_its_deadline_and_counts_down(browser_page, desk):
+    opened = desk.client.post("/tables", {"game": "punto-banco", "players": ["marta"], "croupier": "marta",
+                                          "rules": {"open_seats": True, "min_window": 5, "max_window": 60}})
+    table_id = opened["table_id"]
+    for body in ({"command": "shuffle"}, {"command": "cut", "position": 40}, {"command": "open_stakes", "seconds": 60}):
+        desk.client.post(f"/tables/{table_id}/commands", {"player": "marta", **body})
+    closes_at = desk.client.get(f"/tables/{table_id}")["window"]["closes_at"]
+    page = open_desk(browser_page, desk, f"/desk/tables/{table_id}")
+    window = page.locator('[data-testid="window"]')
+    expect(window).to_have_attribute("data-closes-at", closes_at)
+    expect(window).to_contain_text("60 s, closes at")
+    expect(window.locator(".left")).to_have_text(re.compile(r"^\d+ s left$"))
