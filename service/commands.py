@@ -117,10 +117,9 @@ class Commands:
                 answer = self.result(table, appended, job.viewer)  # before the batch's next commands change the table
                 batch = self._gather(table, table_id, lead) if lease.table is not None and lead else []
                 try:
-                    self._commit(table, *records, *(r for j in batch for r in j.records))
+                    self._save_batch(table, records, batch)
                 except IntegrityError:
                     lease.drop()
-                    _settle_batch(batch, alone=True)
                     # This very command committed by a save tried again, a lost race, or (decided on the cached
                     # table) a stale cache or a cut log: the record tells the first; the others are decided again.
                     final = cached is None and (job.expected_version is not None or time.monotonic() > racing_until)
@@ -132,7 +131,6 @@ class Commands:
                     continue
                 except Exception as exc:
                     lease.drop()
-                    _settle_batch(batch, failure=exc)
                     unsure = True  # not recorded if None: decided again, under the same identity
                     earlier = self._settle(exc, table_id, job.command, job.key, job.body_sha, job.viewer,
                                            last=attempt >= RETRIES - 1)
@@ -144,6 +142,18 @@ class Commands:
                     replay.remember(self, table)
                 return answer
         raise AssertionError("unreachable")  # pragma: no cover
+
+    def _save_batch(self, table: Table, records: list[Any], batch: list[Job]) -> None:
+        """Saves a command and its batch's followers in one transaction; if it fails, each follower is told how
+        (whatever failed: no follower waits for an answer that will not come), and the failure raised."""
+        try:
+            self._commit(table, *records, *(r for j in batch for r in j.records))
+        except IntegrityError:
+            _settle_batch(batch, alone=True)
+            raise
+        except BaseException as exc:
+            _settle_batch(batch, failure=exc)
+            raise
 
     def _saved(self, table: Table, batch: list[Job], lead: Combiner | None) -> None:
         """A save committed: the batch's followers answered, and the turns told which version the leader saved."""
