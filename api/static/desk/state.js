@@ -111,7 +111,7 @@ setInterval(() => {
 function betting(item) {
   if (!item) return "no timed window open";
   return h("span", { class: "window", "data-testid": "window", dataset: { closesAt: item.closes_at } },
-    `${item.seconds} s, closes at ${moment(item.closes_at)} · `, h("strong", { class: "left" }, timeLeft(item.closes_at)));
+    `${item.seconds} s, closes at `, when(item.closes_at), " · ", h("strong", { class: "left" }, timeLeft(item.closes_at)));
 }
 
 function shown(key, item, state) {
