@@ -124,14 +124,14 @@ class Combiner:
 
 
 class Turns:
-    """A node's tables' turns between its processes: one lock file per slot in ``folder``/turns, opened once a
+    """A node's tables' turns between its processes: one lock file per slot in ``folder`` (``.turn-NNN``), opened once a
     process (services of one process on one folder share the open files, so they never wait for each other's
     turns: a lock file's lock belongs to its open file). ``turn`` holds the table's slot while a leader decides
     and saves; ``saved`` marks the version it saved, ``stale`` tells a leader whether another process saved a
     later version of its table since."""
 
     def __init__(self, folder: str | os.PathLike[str]) -> None:
-        self.folder = Path(folder).resolve() / "turns"
+        self.folder = Path(folder).resolve()
         with _OPEN_LOCK:
             self._files = _OPEN.setdefault(self.folder, [0, {}])
             self._files[0] += 1
@@ -143,8 +143,7 @@ class Turns:
             fds: dict[int, int] = self._files[1]
             fd = fds.get(slot)
             if fd is None:
-                self.folder.mkdir(mode=0o700, parents=True, exist_ok=True)
-                fd = fds[slot] = os.open(self.folder / f"{slot:03d}", os.O_RDWR | os.O_CREAT, 0o600)
+                fd = fds[slot] = os.open(self.folder / f".turn-{slot:03d}", os.O_RDWR | os.O_CREAT, 0o600)
             return fd
 
     @contextmanager

@@ -102,4 +102,6 @@ keep_topics(
     CoupDecided,
     StopCardCameOut,
     ShoeFinished,
+    BettorJoined,  # added later, written under the same module as the game's other events
+    StakesOpened,
 )
