@@ -18,6 +18,7 @@ sys.path.insert(0, str(ROOT))
 
 from _bench import PG, PG_PASSWORD, drop_schema, markdown_table, percentile, pg_connect, progress, write_section  # noqa: E402
 from bench_http import Backends, BenchError, Client, Servers, machine, temporary, tree_cpu  # noqa: E402
+from scripts._args import Parser, seconds, sizes, whole  # noqa: E402
 
 SECTION = "## One busy table (bench-hot)"
 RULES = {"open_seats": True, "min_stake": 1, "max_stake": 10**12, "commission_percent": 0}
@@ -136,17 +137,24 @@ def run(args: argparse.Namespace, tmp: Path) -> list[list[str]]:
     return rows
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--bettors", default="14,100,500", help="the numbers of bettors, comma-separated")
-    parser.add_argument("--stores", default="pg,sqlite", help="pg, sqlite or both")
-    parser.add_argument("--seconds", type=float, default=6.0, help="each measurement's length")
-    parser.add_argument("--workers", type=int, default=4, help="the server's worker processes")
-    parser.add_argument("--threads", type=int, default=16,
+def stores(text: str) -> str:
+    """An argparse type: pg, sqlite or both, comma-separated."""
+    if not text or any(part not in ("pg", "sqlite") for part in text.split(",")):
+        raise argparse.ArgumentTypeError(f"must be pg, sqlite or pg,sqlite, not {text!r}")
+    return text
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = Parser(description=__doc__)
+    parser.add_argument("--bettors", type=sizes, default="14,100,500", help="the numbers of bettors, comma-separated")
+    parser.add_argument("--stores", type=stores, default="pg,sqlite", help="pg, sqlite or both (pg,sqlite)")
+    parser.add_argument("--seconds", type=seconds(0.5), default=6.0, help="each measurement's length")
+    parser.add_argument("--workers", type=whole(1, 64), default=4, help="the server's worker processes")
+    parser.add_argument("--threads", type=whole(1, 256), default=16,
                         help="requests each worker serves at once (WEB_THREADS): a table's batch in a worker is at most this")
     parser.add_argument("--load", default="", help="what else ran on the machine, for the docs")
     parser.add_argument("--no-docs", action="store_true", help="print the table, do not write docs/benchmarks.md")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     os.environ["WEB_THREADS"] = str(args.threads)  # the servers started take this process's environment
     with temporary() as tmp:
         rows = run(args, tmp)

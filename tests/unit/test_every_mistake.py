@@ -100,6 +100,8 @@ BAD_OPTIONS: dict[str, list[list[str]]] = {
     "bench-replay": [["--sizes", "ten"], ["--repeat", "-1"], ["--seed", "x"]],
     "bench-follower": [["--commands", "0"], ["--tables", "0"], ["--repeat", "x"]],
     "bench-http": [["--rounds", "0"], ["--seconds", "0"], ["--bogus"]],
+    "bench-hot": [["--bettors", "0"], ["--bettors", "many"], ["--stores", "mysql"], ["--seconds", "0"],
+                  ["--workers", "0"], ["--threads", "0"]],
     "bench-streams": [["--rounds", "0"], ["--clients", "0"], ["--streams", "-1"], ["--workers", "0"]],
     "bench-desk": [["--rounds", "0"], ["--visits", "0"]],
     "bench-faults": [["--seconds", "0"], ["--clients", "0"], ["--faults", "flood"], ["--workers", "0"]],
@@ -109,7 +111,7 @@ BAD_OPTIONS: dict[str, list[list[str]]] = {
 MODULES = {"run": None, "demo": "demo", "odds": "odds", "verify-shoe": "verify-shoe", "audit": "audit",
            "seed-key": "seed_key.py", "encrypt-store": "encrypt_store.py", "desk-screenshots": "desk_screenshots.py",
            "lock": "lock", "bench-commands": "bench_commands.py", "bench-replay": "bench_replay.py",
-           "bench-follower": "bench_follower.py", "bench-http": "bench_http.py", "bench-streams": "bench_streams.py",
+           "bench-follower": "bench_follower.py", "bench-http": "bench_http.py", "bench-hot": "bench_hot.py", "bench-streams": "bench_streams.py",
            "bench-desk": "bench_desk.py", "bench-faults": "bench_faults.py", "profile-http": "profile_http.py"}
 # Its arguments are pytest's, and pytest answers its own mistakes (exit 4, with its usage).
 NOT_OURS = {"test"}
