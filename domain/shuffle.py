@@ -30,21 +30,34 @@ def _stream(seed: bytes) -> Iterator[int]:
         k += 1
 
 
+def draw_index(words: Iterator[int], n: int) -> int:
+    """A position 0..n-1 from the 32-bit words, each equally likely: a word at or above the largest multiple
+    of n below 2**32 is rejected and the next one read, since ``u % n`` alone would favour the low positions."""
+    limit = 2**32 - (2**32 % n)
+    u = next(words)
+    while u >= limit:
+        u = next(words)
+    return u % n
+
+
+def permutation(seed: bytes, size: int) -> list[int]:
+    """Fisher-Yates over the positions 0..size-1, driven by the seed's stream: position i (from the last down
+    to 1) takes the item at a position drawn from 0..i. What ``shuffled`` does to a shoe, on positions."""
+    order = list(range(size))
+    words = _stream(seed)
+    for i in range(size - 1, 0, -1):
+        j = draw_index(words, i + 1)
+        order[i], order[j] = order[j], order[i]
+    return order
+
+
 def shuffled(seed: bytes, decks: int = 1) -> list[str]:
-    """Fisher-Yates driven by the seed's stream, with rejection sampling so every order is equally likely."""
+    """The shoe of ``decks`` decks in the order the seed fixes: Fisher-Yates with rejection sampling, so
+    every order is equally likely."""
     if len(seed) != SEED_BYTES:
         raise ValueError(f"a shuffle seed is {SEED_BYTES} bytes, got {len(seed)}")
     cards = new_deck(decks)
-    words = _stream(seed)
-    for i in range(len(cards) - 1, 0, -1):
-        n = i + 1
-        limit = 2**32 - (2**32 % n)
-        u = next(words)
-        while u >= limit:
-            u = next(words)
-        j = u % n
-        cards[i], cards[j] = cards[j], cards[i]
-    return cards
+    return [cards[i] for i in permutation(seed, len(cards))]
 
 
 def cut(cards: list[str], position: int) -> list[str]:
