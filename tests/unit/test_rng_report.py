@@ -5,6 +5,7 @@ runs). Seeds are the tests' own, from a counter, so each run of a test gives the
 from __future__ import annotations
 
 import array
+import functools
 import hashlib
 import io
 import itertools
@@ -143,7 +144,10 @@ def test_a_reused_seed_fails_the_report_by_its_repeated_shoes() -> None:
     assert next(t for t in report["tests"] if t["family"] == "repeats")["statistic"] == 150
 
 
-def test_the_json_report_names_each_tests_statistic_df_p_value_and_result(capsys: pytest.CaptureFixture[str]) -> None:
+def test_the_json_report_names_each_tests_statistic_df_p_value_and_result(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(rr, "run_report", functools.partial(rr.run_report, **SMALL))
     code = rr.main(["--shoes", "40", "--decks", "1", "--json", "--quiet"])
     report = json.loads(capsys.readouterr().out)
     assert code == (0 if report["verdict"] == "pass" else 1)
