@@ -101,6 +101,17 @@ def test_a_shoe_of_the_report_is_the_services_shoe_and_its_draws_are_the_shuffle
     assert rr.draws_of(order) == [shuffle.draw_index(words, n) for n in range(416, 1, -1)]
 
 
+def test_an_index_is_drawn_by_rejecting_the_words_above_the_last_multiple_of_n() -> None:
+    assert shuffle.draw_index(iter([2**32 - 1, 5]), 3) == 2  # 2**32 - 1 is past 3 * 1431655765: read the next
+    assert shuffle.draw_index(iter([2**32 - 2, 5]), 3) == (2**32 - 2) % 3
+
+
+def test_far_beyond_any_shoe_the_draw_stays_uniform_where_u_mod_n_alone_would_fail() -> None:
+    assert rr.large_n_test(shuffle.draw_index, 6000).passed
+    plain = rr.large_n_test(lambda words, n: next(words) % n, 6000)
+    assert not plain.passed and plain.p_value < 1e-50
+
+
 def test_the_games_are_played_to_their_stop_cards() -> None:
     shoe = shuffle.shuffled(hashlib.sha256(b"a shoe played").digest(), 8)
     outcomes = rr.punto_banco_outcomes(shoe)
