@@ -151,33 +151,38 @@ def _encodable(text: str) -> str:
 # The files that hold a test process longest, started first: each process (pytest-xdist, a file at a time)
 # takes the next file as it finishes one, so a long file taken last would leave the other processes idle while
 # it ends alone. scripts/test turns off xdist's own reordering (by the number of tests in a file, which puts
-# these few-test files last). Seconds: the file's tests in one process, a quiet 2-core machine, 2026-12-02.
+# these few-test files last). Seconds: the file's tests in a clean-clone run of the whole suite on a busy 2-core
+# machine (load about 11), 2026-12-06, the files added that day measured alone on it; the rest as marked.
 LONGEST_FIRST = [
-    "tests/service/test_lost_commit_replies.py",  # 62: four shoes behind proxies that lose replies, waiting
-    "tests/e2e/test_views_over_http.py",  # 50
-    "tests/browser/test_desk_reading.py",  # 61: a played desk at three widths, nine pages each
-    "tests/browser/test_desk_a11y.py",  # 45
-    "tests/browser/test_desk.py",  # 38
-    "tests/e2e/test_play_over_http.py",  # 33
-    "tests/e2e/test_slow_clients.py",  # 32
-    "tests/e2e/test_punto_banco_over_http.py",  # 30
-    "tests/e2e/test_streams_over_http.py",  # 28
-    "tests/e2e/test_startup_refusals.py",  # 23
-    "tests/e2e/test_store_faults.py",  # 21: four faults of the SQLite file under load, a server started and stopped
-    "tests/service/test_audit.py",  # 23
-    "tests/e2e/test_players_over_http.py",  # 20
-    "tests/e2e/test_corrections_over_http.py",  # 20: voids on each game over HTTP, on SQLite and PostgreSQL
-    "tests/api/test_schemathesis.py",  # 19
-    "tests/service/test_audit_from_log.py",  # 19
-    "tests/browser/test_browser_verification.py",  # 19
-    "tests/service/test_tables_service.py",  # 19
-    "tests/api/test_what_catches_what.py",  # 15
-    "tests/service/test_damaged_log.py",  # 14
-    "tests/e2e/test_outage.py",  # 13
-    "tests/service/test_indexing_lease.py",  # 12
-    "tests/service/test_streams.py",  # 12
-    "tests/unit/test_punto_banco_table.py",  # 11
-    "tests/e2e/test_signed_heads.py",  # 11
+    "tests/e2e/test_punto_banco_over_http.py",  # 180: two whole shoes by the demo on PostgreSQL
+    "tests/service/test_lost_commit_replies.py",  # 105: four shoes behind proxies that lose replies, waiting
+    "tests/e2e/test_views_over_http.py",  # 99
+    "tests/api/test_schemathesis.py",  # 71
+    "tests/e2e/test_players_over_http.py",  # 67
+    "tests/browser/test_desk_reading.py",  # 64: a played desk at three widths, nine pages each
+    "tests/e2e/test_play_over_http.py",  # 59
+    "tests/e2e/test_hidden_parts_over_http.py",  # 54: every value of every hidden part, four readers, six tables
+    "tests/e2e/test_studio_table_over_http.py",  # 50: 500 bettors in a 15-second window, SQLite and PostgreSQL
+    "tests/service/test_audit.py",  # 49
+    "tests/e2e/test_corrections_over_http.py",  # 41: voids on each game over HTTP, on SQLite and PostgreSQL
+    "tests/api/test_what_catches_what.py",  # 39
+    "tests/service/test_combining.py",  # 37: batches of one table, two processes
+    "tests/e2e/test_streams_over_http.py",  # 36
+    "tests/e2e/test_store_faults.py",  # 27: four faults of the SQLite file under load, a server started and stopped
+    "tests/e2e/test_slow_clients.py",  # 25
+    "tests/browser/test_browser_verification.py",  # 24
+    "tests/browser/test_desk_a11y.py",  # 45 (2026-12-02, quiet)
+    "tests/browser/test_desk.py",  # 38 (2026-12-02, quiet)
+    "tests/e2e/test_startup_refusals.py",  # 23 (2026-12-02, quiet)
+    "tests/service/test_audit_from_log.py",  # 19 (2026-12-02, quiet)
+    "tests/service/test_tables_service.py",  # 19 (2026-12-02, quiet)
+    "tests/e2e/test_outage.py",  # 14
+    "tests/service/test_damaged_log.py",  # 14 (2026-12-02, quiet)
+    "tests/service/test_punto_banco_service.py",  # 13
+    "tests/service/test_indexing_lease.py",  # 12 (2026-12-02, quiet)
+    "tests/service/test_streams.py",  # 12 (2026-12-02, quiet)
+    "tests/unit/test_punto_banco_table.py",  # 11 (2026-12-02, quiet)
+    "tests/e2e/test_signed_heads.py",  # 11 (2026-12-02, quiet)
 ]
 
 

@@ -49,4 +49,4 @@ def test_no_round_or_visit_is_refused_with_what_is_allowed(bench, capsys) -> Non
     with pytest.raises(SystemExit) as exited:
         bench.main(["--visits", "0"])
     assert exited.value.code == 2
-    assert "--rounds and --visits are whole numbers of at least 1" in capsys.readouterr().err
+    assert "argument --visits: must be a whole number of 1 or more, not '0'" in capsys.readouterr().err

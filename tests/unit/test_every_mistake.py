@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import re
 import runpy
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -191,6 +192,8 @@ def test_a_bad_setting_stops_the_start_in_one_line_before_anything_is_written(wo
 @pytest.mark.parametrize(("name", "value"), [(n, v) for n, values in GUNICORN_ONLY.items() for v in values])
 def test_a_bad_bind_stops_gunicorns_start_in_one_line(world, monkeypatch, capsys, name, value):
     monkeypatch.setenv(name, value)
+    # run afresh, as gunicorn reads it, whether or not another test of this process imported it already
+    monkeypatch.delitem(sys.modules, "api.gunicorn_conf", raising=False)
     with pytest.raises(SystemExit) as stopped:
         runpy.run_module("api.gunicorn_conf", run_name="gunicorn_conf")
     err = capsys.readouterr().err
