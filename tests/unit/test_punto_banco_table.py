@@ -556,3 +556,13 @@ def test_stakes_pushed_by_a_tie_leave_the_felt_with_the_coups_last_payment():
         story.coup(anna=("player", 100), boris=("banker", 100))  # both pushed: no payment at all
     decided = next(i for i, e in enumerate(story.events) if e.type == "CoupDecided")
     assert replayed(story.events[: decided + 1]).view()["stakes"] == {}
+
+
+def test_a_refusal_while_stakes_are_open_names_each_players_stake_once_whatever_spots_he_has():
+    story = Story().ready()
+    story.do("place_stake", "anna", spot="player", amount=20)
+    with pytest.raises(NotAllowedNow) as refused:
+        story.do("shuffle", "boris")
+    message = refused.value.message
+    assert message.count("place_stake by anna") == 1 and message.count("place_stake by boris") == 1, message
+    assert len([e for e in story.table.expects() if e["player"] == "anna"]) > 1  # one entry per spot offered
