@@ -92,9 +92,9 @@ class PuntoBancoTable(Table):
 
     @property
     def totals_now(self) -> dict[str, int]:
-        if self.totals is None:
-            self.totals = R.spot_totals(self.stakes)
-        return self.totals
+        """The stakes by spot (a read never changes the table: a snapshot holds the same whether or not its
+        state was read before it was taken)."""
+        return dict(self.totals) if self.totals is not None else R.spot_totals(self.stakes)
 
     @property
     def stakers(self) -> list[str]:
@@ -400,7 +400,9 @@ class PuntoBancoTable(Table):
 
     @applies(StakePlaced)
     def _stake_placed(self, e: StakePlaced) -> None:
-        self.totals_now[e.spot] += e.amount  # read before the player's total changes: the old stakes' sum
+        totals = self.totals_now  # read before the player's total changes: the old stakes' sum
+        totals[e.spot] += e.amount
+        self.totals = totals
         self.coup = e.coup
         self.stakes.setdefault(e.player, {})[e.spot] = e.total
 
@@ -441,6 +443,7 @@ class PuntoBancoTable(Table):
     def _round_voided_here(self, e: RoundVoided) -> None:
         if not e.settled:  # its stakes went back: the table takes stakes for a new coup
             self.stakes = {}
+            self.totals = None
             self.phase = STAKES
 
     @applies(StakeCorrected)
@@ -452,6 +455,7 @@ class PuntoBancoTable(Table):
             spots.pop(e.spot, None)
         if not spots:
             del self.stakes[e.player]
+        self.totals = None  # counted again from the stakes as corrected
 
     @applies(StopCardCameOut)
     def _stop_card_came_out(self, e: StopCardCameOut) -> None:

@@ -47,6 +47,9 @@ def _corrected(table: Any, stake: dict[str, Any]) -> list[tuple[str, str, int, i
             raise BadArgument("stake_amount", "A stake moved to another player has an amount above 0.")
         moved = R.check_stake(table.rules, table.stakes.get(to, {}), spot, amount)
         changes = [(player, spot, was, 0), (to, spot, moved - amount, moved)]
+    others = table.totals_now
+    others[spot] -= was
+    R.check_exposure(table.rules, others, spot, amount)  # a corrected stake keeps within the table's exposure
     left = sum(a for spots in table.stakes.values() for a in spots.values()) - was + amount
     if not left:
         raise BadArgument("stake_amount", "That would leave no stake in the coup: void the coup instead.")

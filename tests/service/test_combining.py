@@ -6,6 +6,7 @@ take a version, and a command without If-Match is never answered 409 for a race 
 from __future__ import annotations
 
 import threading
+import time
 from collections import Counter
 
 import pytest
@@ -54,7 +55,13 @@ def test_stakes_sent_together_are_each_recorded_once_in_fewer_transactions_than_
     table_id = studio(service)
     saves = []
     original = service.save_together
-    service.save_together = lambda *aggregates: (saves.append(len(aggregates)), original(*aggregates))[1]
+
+    def save_together(*aggregates):  # a save that takes a while, as a store's does: the stakes meanwhile queue
+        saves.append(len(aggregates))
+        time.sleep(0.05)
+        return original(*aggregates)
+
+    service.save_together = save_together
     if service.committer is not None:
         service.committer._save = service.save_together
     answers, failures = at_once([service], table_id, [(b, 1) for b in BETTORS])

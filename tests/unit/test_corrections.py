@@ -217,3 +217,23 @@ def test_a_voided_coups_face_down_cards_stay_hidden_past_the_next_showdown_until
             break
         assert down <= {h["version"] for h in played.table.hidden}, "a voided coup's card was shown"
     assert shown and not down & {h["version"] for h in played.table.hidden}
+
+
+def test_a_corrected_stake_counts_in_the_exposure_at_its_corrected_amount_and_may_not_pass_the_limit(monkeypatch):
+    rules = {**TABLES["punto-banco"]["rules"], "max_exposure": 300}
+    monkeypatch.setitem(TABLES, "punto-banco", {**TABLES["punto-banco"], "rules": rules})
+    played = Played("punto-banco")
+    played.until(lambda p: p.table.phase == "stakes")
+    played.run("place_stake", "anna", spot="player", amount=200)
+    number = played.table.round_book["number"]
+    correct = {"kind": "correct_stake", "round": number, "reason": "wrong-stake", "stake_player": "anna",
+               "stake_spot": "player"}
+    with pytest.raises(Exception, match="above the table's limit of 300"):
+        played.run("request_correction", "sara", **correct, stake_amount=400)
+    played.run("request_correction", "sara", **correct, stake_amount=100)
+    played.run("approve_correction", "simon", request=1)
+    assert played.table.totals_now["player"] == 100
+    assert played.table.view()["exposure"]["now"] == 100  # counted from the stake as corrected, not as placed
+    played.run("place_stake", "boris", spot="player", amount=200)  # room the correction freed
+    with pytest.raises(Exception, match="above the table's limit of 300"):
+        played.run("place_stake", "boris", spot="player", amount=10)
