@@ -6,7 +6,7 @@ from typing import Any
 
 from flask import Flask
 
-from api import (adjustments, audit, auth, desk, edge, errors, holders, identity, keys, logs, loopback, openapi, ops, pages, players, policy,
+from api import (adjustments, money, audit, auth, desk, edge, errors, holders, identity, keys, logs, loopback, openapi, ops, pages, players, policy,
                  ratelimit, streams, tables)
 from api.schemas import games_document
 from service.application import TablesService
@@ -52,6 +52,7 @@ def create_app(settings: Settings | None = None, service: Any = None, credential
     api.register_blueprint(identity.blp)
     api.register_blueprint(players.blp)
     api.register_blueprint(adjustments.blp)
+    api.register_blueprint(money.blp)
     app.register_blueprint(openapi.assets)
     app.register_blueprint(desk.blp)  # pages, not API operations: outside the OpenAPI document
     logs.register(app)  # first: every answer, even one a later hook gives early, has its request id

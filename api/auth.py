@@ -33,10 +33,13 @@ OPEN_ROLE = "open"
 PLAYER_ROLE = "player"
 # Requests, approves and refuses corrections (domain/corrections.py) and reads what an auditor reads.
 SUPERVISOR_ROLE = "supervisor"
+# Records deposits and withdrawals in players' purses (docs/wallet.md) and reads what an operator reads.
+CASHIER_ROLE = "cashier"
+PURSE = re.compile(r"/players/[^/]+/purse")
 # What a player's token may call besides a table's (PLAYER_TABLE_PATHS): his own identity, the keys, and his
 # own rounds (api/players.py refuses another player's).
 PLAYER_PATHS = ("/me", "/keys")
-PLAYER_HISTORY = re.compile(r"/players/[^/]+/rounds")
+PLAYER_HISTORY = re.compile(r"/players/[^/]+/(?:rounds|purse)")
 # A table's reads a player's token may make (each shows him his own cards only), and the one write: his
 # commands, which the table's acting rule checks (domain/acting.py). The table's free decisions are not among
 # them: they weigh a hand's total before the hands are shown. The roads are: they read only decided coups.
@@ -44,7 +47,7 @@ PLAYER_TABLE_PATHS = re.compile(r"/tables/(?P<table>[^/]+)(?:/state|/events|/hea
 PLAYER_COMMANDS = re.compile(r"/tables/(?P<table>[^/]+)/commands")
 # What each role sees of the cards; a service without tokens (on loopback only) shows everything.
 VIEWERS = {"operator": Viewer(OPERATOR), "auditor": Viewer(AUDITOR), "surveillance": Viewer(SURVEILLANCE),
-           "supervisor": Viewer(AUDITOR),
+           "supervisor": Viewer(AUDITOR), CASHIER_ROLE: Viewer(OPERATOR),
            OPEN_ROLE: EVERYTHING}
 READING = ("GET", "HEAD", "OPTIONS")
 # RFC 9110 11.6.1 and RFC 6750 3: a 401 names the scheme that would be accepted.
@@ -111,6 +114,10 @@ def refusal(principal: Principal) -> Any:
         return player_refusal(principal)
     if principal.role == SUPERVISOR_ROLE and request.method == "POST" and PLAYER_COMMANDS.fullmatch(request.path):
         return None  # a supervisor's corrections; the service refuses him any other command
+    if request.method == "POST" and PURSE.fullmatch(request.path):
+        if principal.role in (CASHIER_ROLE, OPEN_ROLE):
+            return None
+        return error_body(403, "Deposits and withdrawals need a cashier's token.")
     if request.method not in READING and principal.role not in ("operator", OPEN_ROLE):
         return error_body(403, f"The role '{principal.role}' may only read; commands need an operator token.")
     return None
@@ -125,7 +132,7 @@ def player_refusal(principal: Principal) -> Any:
     table = PLAYER_TABLE_PATHS.fullmatch(request.path) if reading else None
     table = table or (PLAYER_COMMANDS.fullmatch(request.path) if request.method == "POST" else None)
     if table is None:
-        return error_body(403, "A player's token reads GET /me, GET /players/<himself>/rounds and a table (its state, "
+        return error_body(403, "A player's token reads GET /me, GET /players/<himself>/rounds and /purse and a table (its state, "
                                "events, head, rounds, verification) and posts its own commands there; everything "
                                "else needs an operator's or auditor's token.")
     if principal.tables is not None and table["table"].lower() not in {t.lower() for t in principal.tables}:

@@ -14,6 +14,7 @@ from werkzeug.exceptions import HTTPException
 from api import logs
 from api.http import RequestRefused
 from domain.errors import DomainError, NotYourSeat
+from service.money import WalletUnavailable
 from service.errors import (
     ConcurrentWrite,
     DamagedLog,
@@ -99,6 +100,13 @@ def register(app: Flask) -> None:
     @app.errorhandler(ServiceError)
     def service_error(exc: ServiceError) -> Any:
         return error_body(SERVICE_STATUS.get(type(exc), 422), in_http_terms(exc))
+
+    @app.errorhandler(WalletUnavailable)
+    def wallet_unavailable(exc: WalletUnavailable) -> Any:
+        # The wallet, not this service, is away: nothing was staked; trying again in a moment is right.
+        response = error_body(503, exc.message, retry_after=exc.retry_after)
+        response.headers["Retry-After"] = str(exc.retry_after)
+        return response
 
     @app.errorhandler(DamagedLog)
     def damaged_log(exc: DamagedLog) -> Any:

@@ -320,6 +320,8 @@ class Game:
     - ``rating``: how its stakes are rated and its free decisions weighed.
     - ``roads``: how its coups are read for baccarat's roads, or None: it keeps none.
     - ``void``: what voiding a round does (``Void``), required of every game.
+    - ``held``: what the table holds of each player's money now, by name (domain/money.py): stakes on the felt,
+      a bank put up; None: the stakes a void would return (``void.stakes``).
     - ``concealment``: what its own events hide and show (domain/sight.py); ``secrets``: that and what the
       shared events hide, all a table of the game hides.
     """
@@ -341,6 +343,7 @@ class Game:
     joining_events: tuple[str, ...] = ()
     concealment: Concealment = field(default_factory=Concealment)
     roads: Roads | None = None
+    held: Callable[[Any], Mapping[str, int]] | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "secrets", SHARED + self.concealment)

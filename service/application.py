@@ -17,6 +17,7 @@ from uuid import UUID
 from eventsourcing.application import Application
 
 from domain.games import GAMES
+from domain.purse import Purse
 from domain.table import TableEvent
 from service import atrest, bootstrap, replay, store, streams
 from service.combining import Combiner, Turns
@@ -36,7 +37,7 @@ log = logging.getLogger("zametano.store")
 
 class TablesService(Commands, Queries, History, Health, Application):
     name = "Zametano"
-    snapshotting_intervals = {game.table: 50 for game in GAMES.values()}
+    snapshotting_intervals: dict[type, int] = {**{game.table: 50 for game in GAMES.values()}, Purse: 50}
 
     def __init__(
         self,
@@ -95,6 +96,8 @@ class TablesService(Commands, Queries, History, Health, Application):
         return repository
 
     def close(self) -> None:
+        if getattr(self, "money", None) is not None:
+            self.money.close()
         if getattr(self, "hub", None) is not None:
             self.hub.close()  # its streams end, and give their connections back
         # The follower first: it reads and writes through the connections the factory is about to close.

@@ -17,7 +17,9 @@ from domain import chain
 from domain.games import GAMES, ROUND_MARKS
 from domain.shuffle import SEED_BYTES
 from service import atrest, metrics, onetrip, streams
+from domain.purse import WALLET, Purse
 from service.config import Settings
+from service.money import NONE, Money, WalletClient
 from service.files import private_sqlite
 from service.groupcommit import GroupCommitter
 from service.readmodel import Indexer
@@ -55,6 +57,15 @@ def seed_keys_for(settings: Settings | None) -> SeedKeys:
     return load_seed_keys(settings) if settings is not None else SeedKeys.in_memory()
 
 
+def money_for(app: TablesService, settings: Settings | None) -> Money:
+    """Where the players' money is (docs/wallet.md): the settings' ZAMETANO_MONEY; none without settings."""
+    if settings is None or settings.money == NONE:
+        return Money(app)
+    wallet = (WalletClient(settings.wallet_url, settings.wallet_token, settings.wallet_timeout)
+              if settings.money == WALLET and settings.wallet_url else None)
+    return Money(app, settings.money, settings.currency, wallet)
+
+
 def library_env(settings: Settings | None, env: dict[str, str] | None) -> dict[str, Any]:
     """The eventsourcing library's environment: the settings' persistence, then what the caller adds. An
     SQLite store is made (or narrowed to) mode 0600 before the library opens it. CIPHER_KEY without a
@@ -76,6 +87,8 @@ def wire(app: TablesService, settings: Settings | None, *, follow: bool, group_c
     keeps the read model up to date, with ``follow``)."""
     if settings is not None:
         app.snapshotting_intervals = {game.table: settings.snapshot_interval for game in GAMES.values()}
+        app.snapshotting_intervals[Purse] = settings.snapshot_interval
+    app.money = money_for(app, settings)
     if group_commit is None:
         group_commit = settings.group_commit if settings is not None else False
     app.committer = GroupCommitter(app.save_together) if group_commit else None
@@ -86,3 +99,4 @@ def wire(app: TablesService, settings: Settings | None, *, follow: bool, group_c
     app.index = Indexer(app, ROUND_MARKS)
     if follow:
         app.index.follow(streams.Publisher(app.hub, app.mapper))
+        app.money.start()  # a wallet's outbox delivered by every serving process

@@ -20,6 +20,7 @@ from domain import corrections
 from domain.acting import check_acting
 from domain.chain import format_timestamp
 from domain.errors import BadArgument, DomainError, NotYourSeat
+from domain.purse import MoneyRefused
 from domain.games import GAMES
 from domain.sight import EVERYTHING, Viewer
 from domain.table import Table
@@ -104,22 +105,29 @@ class Commands:
                 cached = lease.table if lease.unread else None
                 table = lease.table or self.table(table_id)
                 try:
+                    before = self.money.before(table)
                     first = self._decide(table, job.command, job.player, job.args, job.expected_version,
                                          job.as_player, job.by)
+                    # The money it moves paid before anything is saved (service/money.py): a refusal records nothing.
+                    purses = self.money.settle(table, before, first)
                 except (DomainError, VersionMismatch) as refused:
                     lease.drop()
-                    if cached is not None:
+                    if cached is not None and not isinstance(refused, MoneyRefused):
                         continue  # perhaps refused only because the cached table was stale: decided again on the log's
                     return self._refused(refused, table, job.command, job.player, job.key, job.body_sha, job.viewer,
                                          made=job.made, unsure=unsure)
                 appended = list(table.pending_events)
                 records = idempotency.records(table_id, job.key, job.body_sha, first, table.version)
                 answer = self.result(table, appended, job.viewer)  # before the batch's next commands change the table
-                batch = self._gather(table, table_id, lead) if lease.table is not None and lead else []
+                # With money, a command goes alone: a follower refused for its purse would leave its events
+                # decided on the batch's table.
+                batch = self._gather(table, table_id, lead) if lease.table is not None and lead and not purses and \
+                    not self.money.on else []
                 try:
-                    self._save_batch(table, records, batch)
+                    self._save_batch(table, [*records, *purses], batch)
                 except IntegrityError:
                     lease.drop()
+                    _quietly(self.money.abandon, purses, "the command lost a race and was not recorded")
                     # This very command committed by a save tried again, a lost race, or (decided on the cached
                     # table) a stale cache or a cut log: the record tells the first; the others are decided again.
                     final = cached is None and (job.expected_version is not None or time.monotonic() > racing_until)
@@ -132,12 +140,18 @@ class Commands:
                 except Exception as exc:
                     lease.drop()
                     unsure = True  # not recorded if None: decided again, under the same identity
-                    earlier = self._settle(exc, table_id, job.command, job.key, job.body_sha, job.viewer,
-                                           last=attempt >= RETRIES - 1)
+                    try:
+                        earlier = self._settle(exc, table_id, job.command, job.key, job.body_sha, job.viewer,
+                                               last=attempt >= RETRIES - 1)
+                    finally:
+                        # Debits this attempt asked and did not count are rolled back; if its save committed
+                        # after all they are counted, and a rollback of them is never recorded (Money.abandon).
+                        _quietly(self.money.abandon, purses, "the command's save failed")
                     if earlier is not None:
                         return earlier
                     continue
                 self._saved(table, batch, lead)
+                self.money.saved(purses)
                 if lease.table is None:
                     replay.remember(self, table)
                 return answer
@@ -329,6 +343,14 @@ def _settle_batch(batch: list[Job], *, alone: bool = False, failure: BaseExcepti
             job.settle(alone=alone, failure=failure)
         else:
             job.settle(answer=job.answer)
+
+
+def _quietly(step: Any, *args: Any) -> None:
+    """A step after a failure that must not hide it (the store may be away for the step as well)."""
+    try:
+        step(*args)
+    except Exception as exc:  # noqa: BLE001 - the failure being handled is the one to report
+        log.warning("after a failed save, %s failed too: %r", getattr(step, "__name__", step), exc)
 
 
 def _retried(table_id: str, command: str, attempt: int) -> None:

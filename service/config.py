@@ -14,6 +14,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 # Read by the eventsourcing library itself; listed so that docs, docker-compose and tests agree.
 LIBRARY_VARIABLES = (
@@ -60,6 +61,11 @@ OWN_VARIABLES = (
     "ZAMETANO_PLAYER_AUDIENCE",
     "ZAMETANO_PLAYER_ISSUER",
     "ZAMETANO_PLAYER_JWKS_FILE",
+    "ZAMETANO_MONEY",
+    "ZAMETANO_WALLET_URL",
+    "ZAMETANO_WALLET_TOKEN",
+    "ZAMETANO_WALLET_TIMEOUT",
+    "ZAMETANO_CURRENCY",
 )
 # Outages (docs/operations.md, "Outages"): a request waits at most this long for the database, well below gunicorn's
 # worker timeout, then answers 503.
@@ -71,7 +77,10 @@ SERVER_VARIABLES = ("HOST", "PORT", "WEB_CONCURRENCY", "WEB_THREADS", "ZAMETANO_
 # All of them, as `scripts/run --help` lists them.
 ALL_VARIABLES = LIBRARY_VARIABLES + OWN_VARIABLES + SERVER_VARIABLES
 # A supervisor requests, approves and refuses corrections (domain/corrections.py) and reads what an auditor reads.
-ROLES = ("operator", "auditor", "surveillance", "supervisor")
+# A cashier records deposits and withdrawals in players' purses (docs/wallet.md) and reads what an operator reads.
+ROLES = ("operator", "auditor", "surveillance", "supervisor", "cashier")
+# Where the players' money is (docs/wallet.md): nowhere (a balance is a result), purses, or a wallet.
+MONEY_KINDS = ("none", "purses", "wallet")
 # A token's name (ZAMETANO_TOKENS' role@name:token): what the log and GET /me call whoever holds it.
 TOKEN_NAME = re.compile(r"[A-Za-z0-9._-]{1,40}")
 # The shortest token taken: a shorter one can be guessed, and a service with it is refused at start.
@@ -133,6 +142,11 @@ class Settings:
     # An external issuer of players' tokens: the `iss` its tokens name and the JWKS file of its public keys.
     player_issuer: str | None = None
     player_jwks_file: str | None = None
+    money: str = "none"  # MONEY_KINDS
+    wallet_url: str | None = None
+    wallet_token: str | None = None
+    wallet_timeout: float = 2.0
+    currency: str = "EUR"
 
     @property
     def module(self) -> str:
@@ -184,10 +198,38 @@ def load(environ: Mapping[str, str] | None = None, *, make_dirs: bool = True) ->
         player_key_file=env.get("ZAMETANO_PLAYER_KEY_FILE") or None,
         player_audience=env.get("ZAMETANO_PLAYER_AUDIENCE", "").strip() or DEFAULT_PLAYER_AUDIENCE,
         **parse_player_issuer(env.get("ZAMETANO_PLAYER_ISSUER", ""), env.get("ZAMETANO_PLAYER_JWKS_FILE", "")),
+        **parse_money(env),
     )
     if own_file and make_dirs:
         make_data_dir(data_dir)
     return settings
+
+
+def parse_money(env: Mapping[str, str]) -> dict[str, Any]:
+    """ZAMETANO_MONEY and the wallet's settings (docs/wallet.md "Settings"), checked."""
+    url = env.get("ZAMETANO_WALLET_URL", "").strip() or None
+    kind = env.get("ZAMETANO_MONEY", "").strip() or ("wallet" if url else "none")
+    if kind not in MONEY_KINDS:
+        raise ConfigError(f"ZAMETANO_MONEY is one of {', '.join(MONEY_KINDS)}, not {kind!r}")
+    if kind == "wallet" and not url:
+        raise ConfigError("ZAMETANO_MONEY=wallet needs ZAMETANO_WALLET_URL, the wallet's http:// or https:// address")
+    if url is not None and (kind != "wallet" or not re.fullmatch(r"https?://[^\s/]+(/\S*)?", url)):
+        raise ConfigError(f"ZAMETANO_WALLET_URL is an http:// or https:// address used with ZAMETANO_MONEY=wallet, "
+                          f"not {url!r} with ZAMETANO_MONEY={kind}")
+    token = env.get("ZAMETANO_WALLET_TOKEN", "").strip() or None
+    if token is not None and len(token) < MIN_TOKEN_LENGTH:
+        raise ConfigError(f"ZAMETANO_WALLET_TOKEN has at least {MIN_TOKEN_LENGTH} characters")
+    text = env.get("ZAMETANO_WALLET_TIMEOUT", "").strip() or "2"
+    try:
+        timeout = float(text)
+    except ValueError:
+        timeout = -1.0
+    if not 0.05 <= timeout <= 30:
+        raise ConfigError(f"ZAMETANO_WALLET_TIMEOUT is a number of seconds from 0.05 to 30, not {text!r}")
+    currency = env.get("ZAMETANO_CURRENCY", "").strip() or "EUR"
+    if not re.fullmatch(r"[A-Z]{3}", currency):
+        raise ConfigError(f"ZAMETANO_CURRENCY is three capital letters (ISO 4217, such as EUR), not {currency!r}")
+    return {"money": kind, "wallet_url": url, "wallet_token": token, "wallet_timeout": timeout, "currency": currency}
 
 
 def postgres_defaults(persistence: dict[str, str], env: Mapping[str, str]) -> None:

@@ -21,4 +21,5 @@ GAME = Game(
     actors=(DEALER_RULE,),
     concealment=concealed.CONCEALMENT,
     reserved=("banker", "punter"),  # the two hands' names
+    held=void.held,
 )

@@ -20,6 +20,15 @@ def _stakes(table: Any) -> list[tuple[str, str, int]]:
     return [(player, "bank", amount) for player, amount in table.stakes.items()]
 
 
+def held(table: Any) -> dict[str, int]:
+    """What the table holds of each player's money (domain/money.py): the punters' stakes, and the banker's bank,
+    which he puts up when he posts it, keeps his winnings in and takes back when he passes it (A.12)."""
+    out = dict(table.stakes)
+    if table.bank and table.banker:
+        out[table.banker] = out.get(table.banker, 0) + table.bank
+    return out
+
+
 def _refused(table: Any) -> str | None:
     if table.phase == "seating":
         return "The seats are not drawn yet: there is no coup to void."
