@@ -15,6 +15,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -190,6 +191,15 @@ def test_the_report_has_a_line_a_transaction_with_its_status_balance_and_round(s
                         "status": "rolled back", "round": "t1:1", "table": "t1", "version": 3, "balance": 70,
                         "at": lines[1]["at"]}
     assert lines[2]["of"] == "d1" and lines[6]["transaction"] == "w1" and "round" not in lines[0]
+
+
+def test_debits_at_once_never_take_more_than_the_balance(started: Any) -> None:
+    wallet = started()
+    deposit(wallet, "anna", 100)
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        answers = list(pool.map(lambda n: wallet.post("/debit", debit(f"d{n}", 10)), range(16)))
+    assert sum(answer["status"] == "ok" for answer in answers) == 10
+    assert wallet.balance("anna") == 0
 
 
 def test_a_withdrawal_above_the_balance_is_refused_with_409(started: Any) -> None:
