@@ -107,6 +107,9 @@ BAD_OPTIONS: dict[str, list[list[str]]] = {
     "bench-desk": [["--rounds", "0"], ["--visits", "0"]],
     "bench-faults": [["--seconds", "0"], ["--clients", "0"], ["--faults", "flood"], ["--workers", "0"]],
     "profile-http": [["--seconds", "0"], ["--clients", "0"], ["--rate", "0"]],
+    "wallet": [[], ["--file", "{missing}/wallet.jsonl"], ["--file", "w.jsonl", "--port", "70000"],
+               ["--file", "w.jsonl", "--token", "short"], ["--file", "w.jsonl", "--currency", "euro"],
+               ["--file", "w.jsonl", "--faults", '{"mode": "explode"}']],
     "rng-report": [["--shoes", "0"], ["--shoes", "many"], ["--decks", "13"], ["--shuffle", "biased"],
                    ["--raw", "stream.bin"], ["--bytes", "10"], ["--raw", "{missing}/stream.bin", "--bytes", "10"],
                    ["--from", "ftp://x"], ["--from", "http://127.0.0.1:1", "--timeout", "0"],
@@ -116,6 +119,7 @@ BAD_OPTIONS: dict[str, list[list[str]]] = {
 MODULES = {"run": None, "demo": "demo", "odds": "odds", "verify-shoe": "verify-shoe", "audit": "audit",
            "rng-report": "rng-report",
            "seed-key": "seed_key.py", "encrypt-store": "encrypt_store.py", "desk-screenshots": "desk_screenshots.py",
+           "wallet": "wallet.py",
            "lock": "lock", "bench-commands": "bench_commands.py", "bench-replay": "bench_replay.py",
            "bench-follower": "bench_follower.py", "bench-http": "bench_http.py", "bench-hot": "bench_hot.py", "bench-streams": "bench_streams.py",
            "bench-desk": "bench_desk.py", "bench-faults": "bench_faults.py", "profile-http": "profile_http.py"}
