@@ -150,6 +150,11 @@ class Purse(Aggregate):
         attempt = self.attempts.get(first, 0) + 1
         return first if attempt == 1 else f"{first}:{attempt}"
 
+    def last_asked(self, first: str) -> str:
+        """The id of the debit asked last for a movement whose first id is ``first``."""
+        attempt = self.attempts.get(first, 1)
+        return first if attempt == 1 else f"{first}:{attempt}"
+
     def ask(self, transaction: str, first: str, amount: int, where: dict[str, Any], now: datetime) -> None:
         """Recorded before the wallet is asked to debit: a debit asked and never counted is rolled back."""
         self._record(self.DebitAsked, "service", now, transaction=transaction, first=first, amount=amount, **where)

@@ -8,7 +8,7 @@ A purse that does not hold a debit, or a wallet that refuses it, refuses the com
 With a wallet (docs/wallet.md "The wallet protocol"), a debit is first recorded as asked in the player's purse,
 in a transaction of its own, then asked of the wallet; the stake and the debit counted are saved together. A
 debit asked and never counted is rolled back: at once when the command fails, by ``Outbox`` within
-``ASK_GRACE`` seconds otherwise (the service stopped). Credits, reversals and rollbacks are owed in the purse,
+``ASK_GRACE`` otherwise (the service stopped). Credits, reversals and rollbacks are owed in the purse,
 written with the events that cause them, and delivered by ``Outbox`` until the wallet acknowledges each.
 """
 
@@ -35,7 +35,9 @@ from service.errors import ServiceError
 from service.limits import page_size, position
 
 NONE = "none"
-ASK_GRACE = 10.0  # seconds after which a debit asked and not counted is rolled back (longer than any command)
+# Seconds after which a debit asked and not counted is rolled back: some calls' worth. A command still under way
+# then (retrying a save) is not hurt: its save and the rollback cannot both be recorded, and it asks again.
+ASK_GRACE = (3.0, 5)  # at least the first, and the second times the wallet's timeout
 BACKOFF = (0.2, 10.0)  # the first wait before a delivery is tried again, doubling to the second
 BREAKER = (3, 1.0)  # failures in a row after which the wallet is not called, and for how many seconds
 log = logging.getLogger("zametano.money")
@@ -98,7 +100,7 @@ class Money:
         try:
             for m in moves:
                 if m.kind == M.DEBIT:
-                    self._debit(purses[m.player], m, where, now, asked)
+                    purses[m.player] = self._debit(m, where, asked)
         except BaseException:
             self.abandon(asked, "the command was not recorded")
             raise
@@ -108,22 +110,37 @@ class Money:
                                      m.reason, now)
         return list(purses.values())
 
-    def _debit(self, purse: Purse, m: M.Movement, where: dict[str, Any], now: datetime, asked: list[Purse]) -> None:
-        """Asks the wallet to debit, recorded as asked first (in its own transaction)."""
-        tx = purse.next_transaction(M.transaction_id(where["table"], where["version"], m.player))
-        purse.ask(tx, M.transaction_id(where["table"], where["version"], m.player), m.amount, where, now)
-        self.app.save(purse)
+    def _debit(self, m: M.Movement, where: dict[str, Any], asked: list[Purse]) -> Purse:
+        """Asks the wallet to debit, recorded as asked first (in its own transaction); the purse with the debit
+        counted, pending."""
+        first = M.transaction_id(where["table"], where["version"], m.player)
+        purse = self._recorded(m.player, lambda p: p.ask(p.next_transaction(first), first, m.amount, where,
+                                                         self.app.clock()))
+        tx = purse.last_asked(first)
         asked.append(purse)
         request = {"transaction": tx, "player": m.player, "amount": m.amount, "currency": self.currency, **where}
         assert self.wallet is not None
-        answer = self.wallet.call("debit", request)  # WalletUnavailable: rolled back by settle's caller
+        answer = self.wallet.call("debit", request)  # WalletUnavailable: rolled back by settle
         if answer.get("status") == "refused":
             reason = str(answer.get("reason") or "no reason given")[:300]
-            purse.refuse(tx, reason, now)
-            self.app.save(purse)
+            self._recorded(m.player, lambda p: p.refuse(tx, reason, self.app.clock()) if tx in p.asked else None)
             asked.remove(purse)
             raise WalletRefused(m.player, m.amount, reason)
-        purse.count(tx, answer.get("balance"), now)
+        purse.count(tx, answer.get("balance"), self.app.clock())
+        return purse
+
+    def _recorded(self, player: str, step: Any) -> Purse:
+        """``step`` recorded on the player's purse as stored now, again on a fresher one after a lost race (the
+        outbox records deliveries on the same purse); the purse as saved."""
+        for _ in range(10):
+            purse = self.purse(player)
+            step(purse)
+            try:
+                self.app.save(purse)
+                return purse
+            except IntegrityError:
+                continue
+        raise ConcurrentPurse(player)
 
     def abandon(self, purses: list[Purse], why: str) -> None:
         """Rolls back every debit these purses asked that is still neither counted nor rolled back, each read
@@ -208,8 +225,8 @@ class WalletClient:
     """The wallet's HTTP protocol (docs/wallet.md): one POST an operation, its JSON answer, or WalletUnavailable.
     After BREAKER[0] failures in a row the wallet is not called for BREAKER[1] seconds: stakes answer 503 at once."""
 
-    def __init__(self, url: str, token: str | None = None, timeout: float = 2.0) -> None:
-        self.url, self.token, self.timeout = url.rstrip("/"), token, timeout
+    def __init__(self, url: str, token: str | None = None, timeout: float = 2.0, breaker: bool = True) -> None:
+        self.url, self.token, self.timeout, self.breaker = url.rstrip("/"), token, timeout, breaker
         self.failures, self.closed_until = 0, 0.0
         self.lock = threading.Lock()
 
@@ -229,7 +246,7 @@ class WalletClient:
         except (OSError, ValueError, urllib.error.URLError) as exc:
             with self.lock:
                 self.failures += 1
-                if self.failures >= BREAKER[0]:
+                if self.breaker and self.failures >= BREAKER[0]:
                     self.closed_until = time.monotonic() + BREAKER[1]
             log.warning("wallet %s %s failed: %s", operation, body.get("transaction"), exc)
             raise WalletUnavailable(f"The wallet did not answer the {operation}; nothing was staked, and whatever "
@@ -250,6 +267,10 @@ class Outbox(threading.Thread):
     def __init__(self, money: Money) -> None:
         super().__init__(name="wallet-outbox", daemon=True)
         self.money, self.app = money, money.app
+        # Its own client, without the breaker: deliveries wait by their own backoff, and their failures should not
+        # make stakes answer 503 while the wallet answers debits.
+        assert money.wallet is not None
+        self.wallet = WalletClient(money.wallet.url, money.wallet.token, money.wallet.timeout, breaker=False)
         self.position = 0
         self.watched: dict[Any, str] = {}  # purse id -> player, purses that may owe or have asked
         self.waits: dict[str, tuple[float, float]] = {}  # transaction -> (next try, wait after it)
@@ -286,9 +307,12 @@ class Outbox(threading.Thread):
             if self.stopping.is_set():
                 return
             purse = self.app.repository.get(pid)
+            grace = max(ASK_GRACE[0], ASK_GRACE[1] * self.wallet.timeout)
             if purse.asked:
-                self.money.roll_back_asked(purse.player, "asked and never counted", older_than=ASK_GRACE)
+                self.money.roll_back_asked(purse.player, "asked and never counted", older_than=grace)
                 purse = self.app.repository.get(pid)
+            if purse.asked:
+                continue  # a debit in flight: its command saves the purse soon, and a delivery now would race it
             for tx, owed in list(purse.due.items()):
                 self.deliver(purse, tx, owed)
             purse = self.app.repository.get(pid)
@@ -307,8 +331,7 @@ class Outbox(threading.Thread):
         else:
             body["reason"] = owed.get("reason", "payout")
         try:
-            assert self.money.wallet is not None
-            answer = self.money.wallet.call(owed["operation"], body)
+            answer = self.wallet.call(owed["operation"], body)
         except WalletUnavailable:
             self.waits[tx] = (now + wait, min(wait * 2, BACKOFF[1]))
             return

@@ -1,0 +1,276 @@
+"""End to end: money through purses and through the reference wallet, over real HTTP on the real server (gunicorn, two
+workers), on SQLite and PostgreSQL. A whole punto banco shoe at an open table (bettors who join with their first
+stake) and a whole Chemin de fer shoe are played while the wallet times out, fails, answers late and answers twice at
+random and the server is killed outright (SIGKILL) twice. Then every player's money is his deposits plus his
+positions to the unit, nothing is left asked or owed, scripts/reconcile finds nothing, and it names each
+difference planted in the wallet's report or in the store."""
+
+from __future__ import annotations
+
+import json
+import random
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+import requests
+
+from tests.conftest import PG, postgres_reachable
+from tests.e2e.conftest import ROOT
+from tests.e2e.servers import free_port, running_server, signal_group
+from tests.helpers import random_args
+
+OPERATOR, AUDITOR, CASHIER = "cage-operator-token-0035", "audrey-auditor-token-0035", "cash-cashier-token-00035"
+TOKENS = f"operator@cage:{OPERATOR},auditor@audrey:{AUDITOR},cashier@cash:{CASHIER}"
+BETTORS = [f"b{n:02d}" for n in range(1, 9)]
+SEATED = ["anna", "boris", "vera"]
+DEPOSIT = {**{b: 3000 for b in BETTORS}, "b08": 40, "anna": 6000, "boris": 6000, "vera": 6000}
+PUNTO_BANCO = {"game": "punto-banco", "players": ["marta"], "croupier": "marta",
+               "rules": {"open_seats": True, "decks": 6, "stop_card": 52, "min_stake": 10, "max_stake": 500}}
+CHEMIN_DE_FER = {"game": "chemin-de-fer", "players": SEATED, "rules": {"decks": 2, "stop_card": 52}}
+FAULTS = {"mode": "random", "rate": 0.12, "seconds": 0.6, "seed": 35}
+KILL_AT = (150, 330)  # commands answered, over both tables, after which the server is killed
+
+
+def session(token):
+    http = requests.Session()
+    http.headers["Authorization"] = f"Bearer {token}"
+    return http
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def store_env(request, tmp_path):
+    env = {"ZAMETANO_DATA_DIR": str(tmp_path / "data"), "ZAMETANO_TOKENS": TOKENS}
+    if request.param == "sqlite":
+        yield {**env, "PERSISTENCE_MODULE": "eventsourcing.sqlite", "SQLITE_DBNAME": str(tmp_path / "e2e.sqlite")}
+        return
+    reason = postgres_reachable()
+    if reason:
+        pytest.skip(reason)
+    import psycopg
+
+    schema = f"zametano_test_{uuid.uuid4().hex[:12]}"
+    with psycopg.connect(**PG, autocommit=True) as conn:
+        conn.execute(f"CREATE SCHEMA {schema}")
+    try:
+        yield {**env, "PERSISTENCE_MODULE": "eventsourcing.postgres", "POSTGRES_HOST": PG["host"],
+               "POSTGRES_PORT": PG["port"], "POSTGRES_USER": PG["user"], "POSTGRES_PASSWORD": PG["password"] or "",
+               "POSTGRES_DBNAME": PG["dbname"], "POSTGRES_SCHEMA": schema}
+    finally:
+        with psycopg.connect(**PG, autocommit=True) as conn:
+            conn.execute(f"DROP SCHEMA {schema} CASCADE")
+
+
+class Wallet:
+    """scripts/wallet, the reference wallet, on a journal file of the test's."""
+
+    def __init__(self, folder: Path) -> None:
+        self.process = subprocess.Popen([sys.executable, str(ROOT / "scripts" / "wallet.py"), "--file",
+                                         str(folder / "wallet.jsonl")], stdout=subprocess.PIPE, text=True)
+        self.url = self.process.stdout.readline().split()[-1]
+
+    def post(self, path, body):
+        answer = requests.post(self.url + path, json=body, timeout=10)
+        assert answer.status_code == 200, answer.text
+        return answer.json()
+
+    def balance(self, player):
+        return requests.get(f"{self.url}/accounts/{player}", timeout=10).json()["balance"]
+
+    def report(self):
+        return requests.get(f"{self.url}/report", timeout=30).text
+
+    def stop(self):
+        self.process.kill()
+        self.process.wait(10)
+
+
+@pytest.fixture(params=["purses", "wallet"])
+def money(request, tmp_path):
+    if request.param == "purses":
+        yield None
+        return
+    wallet = Wallet(tmp_path)
+    try:
+        yield wallet
+    finally:
+        wallet.stop()
+
+
+class Players:
+    """Both tables played by random legal commands over HTTP; a money refusal (422) or a wallet away (503) is an
+    answer like any other, and the command is simply not played."""
+
+    def __init__(self, base: str) -> None:
+        self.http, self.rng = session(OPERATOR), random.Random(35)
+        self.base, self.tables, self.states, self.done = base, {}, {}, set()
+        self.answered = {200: 0, 422: 0, 503: 0}
+        self.refused_for_money = 0
+        for name, body in (("punto-banco", PUNTO_BANCO), ("chemin-de-fer", CHEMIN_DE_FER)):
+            opened = self.http.post(f"{base}/tables", json=body, timeout=10)
+            assert opened.status_code == 201, opened.text
+            self.tables[name], self.states[name] = opened.json()["table_id"], opened.json()
+
+    def step(self) -> None:
+        name = self.rng.choice(sorted(set(self.tables) - self.done))
+        state = self.states[name]
+        entry = self.rng.choices(state["expects"], [1 if e["command"] == "pass_bank" else 3 for e in state["expects"]])[0]
+        player = self.rng.choice(BETTORS) if entry["player"] == "*" else entry["player"]
+        fields = {"seconds": 60} if entry["command"] == "open_stakes" else random_args(state, entry, self.rng)
+        try:
+            answer = self.http.post(f"{self.base}/tables/{self.tables[name]}/commands",
+                                    json={"command": entry["command"], "player": player, **fields}, timeout=10)
+        except requests.RequestException:
+            self.refresh(name)  # the server killed under it: read the table again
+            return
+        assert answer.status_code in self.answered, answer.text
+        self.answered[answer.status_code] += 1
+        if answer.status_code == 200:
+            self.states[name] = answer.json()["state"]
+            if any(e["type"] == "ShoeFinished" for e in answer.json()["events"]):
+                self.done.add(name)
+        elif answer.status_code == 422 and any(w in answer.json()["message"] for w in ("purse", "wallet")):
+            self.refused_for_money += 1
+        else:  # a wallet away, or a stake offered to anyone that this bettor may not make (he backs the other spot)
+            assert answer.status_code == 503 or entry["player"] == "*", answer.text
+
+    def refresh(self, name: str) -> None:
+        for _ in range(100):
+            try:
+                self.states[name] = self.http.get(f"{self.base}/tables/{self.tables[name]}", timeout=10).json()
+                return
+            except requests.RequestException:
+                time.sleep(0.1)
+
+
+def positions(state):
+    """Each player's balance less what the table holds of his (docs/wallet.md), read from the state."""
+    out = {}
+    for player, balance in state["balances"].items():
+        staked = state.get("stakes", {}).get(player, 0)
+        held = sum(staked.values()) if isinstance(staked, dict) else staked
+        if state.get("banker") == player:
+            held += state.get("bank", 0)
+        out[player] = balance - held
+    return out
+
+
+def reconcile(base, *args):
+    return subprocess.run([sys.executable, str(ROOT / "scripts" / "reconcile"), base, "--token", AUDITOR, *args],
+                          capture_output=True, text=True, timeout=300)
+
+
+def settled(base, within=40.0):
+    """Waits until no transaction is asked, owed or rolling back (the outbox delivered, stale debits rolled back)."""
+    http, deadline = session(AUDITOR), time.monotonic() + within
+    while time.monotonic() < deadline:
+        rows = http.get(f"{base}/wallet/transactions", params={"limit": 1000}, timeout=30).json()
+        page, left = rows, [r for r in rows["transactions"] if r["state"] in ("asked", "due", "rolling back")]
+        while page["next_cursor"]:
+            page = http.get(f"{base}/wallet/transactions", params={"limit": 1000, "cursor": page["next_cursor"]},
+                            timeout=30).json()
+            left += [r for r in page["transactions"] if r["state"] in ("asked", "due", "rolling back")]
+        if not left:
+            return
+        time.sleep(0.5)
+    raise AssertionError(f"still open after {within} s: {left[:5]}")
+
+
+def test_every_players_money_is_his_deposits_plus_his_result_to_the_unit(store_env, money, tmp_path):
+    env = {**store_env, "ZAMETANO_MONEY": "purses"} if money is None else {
+        **store_env, "ZAMETANO_WALLET_URL": money.url, "ZAMETANO_WALLET_TIMEOUT": "0.3"}
+    port = free_port()
+    log = tmp_path / "server.log"
+    for player, amount in DEPOSIT.items():
+        if money is not None:
+            money.post(f"/accounts/{player}/deposit", {"amount": amount})
+    with running_server(env, log, port=port) as server:
+        if money is None:
+            for player, amount in DEPOSIT.items():
+                answer = session(CASHIER).post(f"{server}/players/{player}/purse",
+                                               json={"command": "deposit", "amount": amount}, timeout=10)
+                assert answer.status_code == 200, answer.text
+        else:
+            money.post("/faults", FAULTS)
+        players = Players(server)
+    commands, kills = 0, list(KILL_AT)
+    while len(players.done) < 2:
+        with running_server(env, log, port=port) as server:
+            while len(players.done) < 2 and commands < (kills[0] if kills else 10**9):
+                players.step()
+                commands += 1
+            if kills:
+                kills.pop(0)
+                signal_group(server.process.pid, signal.SIGKILL)
+        assert commands < 5000, "the shoes never finished"
+    with running_server(env, log, port=port) as server:
+        if money is not None:
+            money.post("/faults", {"mode": "none"})
+        settled(server)
+        assert players.answered[200] > 300 and players.refused_for_money > 0, players.answered
+        states = [session(AUDITOR).get(f"{server}/tables/{t}", timeout=10).json() for t in players.tables.values()]
+        for player, deposit in DEPOSIT.items():
+            expected = deposit + sum(positions(s).get(player, 0) for s in states)
+            if money is None:
+                held = session(AUDITOR).get(f"{server}/players/{player}/purse", timeout=10).json()["balance"]
+            else:
+                held = money.balance(player)
+            assert held == expected, (player, held, expected)
+        report = tmp_path / "report.jsonl"
+        if money is not None:
+            assert players.answered[503] > 0, players.answered  # the wallet's faults were felt
+            report.write_text(money.report())
+            credits = [json.loads(line) for line in report.read_text().splitlines() if line.strip()]
+            applied = [(r["table"], r["version"], r["player"]) for r in credits
+                       if r["operation"] == "credit" and r["status"] == "applied"]
+            assert len(applied) == len(set(applied)), "a credit applied twice"
+        found = reconcile(server, *(("--wallet-report", str(report)) if money is not None else ()))
+        assert found.returncode == 0, found.stdout + found.stderr
+        assert found.stdout.rstrip().endswith("0 differences")
+        if money is not None:
+            planted = plant_in_report(report, tmp_path / "planted.jsonl")
+            found = reconcile(server, "--wallet-report", str(tmp_path / "planted.jsonl"))
+            assert found.returncode == 1, found.stdout
+            for tx in planted:
+                assert tx in found.stdout, (tx, found.stdout)
+    if money is None:
+        planted = plant_in_store(env, players.tables["punto-banco"])
+        with running_server(env, log, port=port) as server:
+            found = reconcile(server)
+            assert found.returncode == 1, found.stdout
+            assert planted in found.stdout and "the purse holds" in found.stdout, found.stdout
+            assert "that no command of the table's log moved" in found.stdout
+
+
+def plant_in_report(report: Path, planted: Path) -> list[str]:
+    """Three differences in the wallet's report: a counted debit's amount changed, a delivered credit gone, a credit
+    the service never sent. Their transaction ids."""
+    rows = [json.loads(line) for line in report.read_text().splitlines() if line.strip()]
+    debit = next(r for r in rows if r["operation"] == "debit" and r["status"] == "applied")
+    credit = next(r for r in rows if r["operation"] == "credit" and r["status"] == "applied")
+    debit["amount"] += 1
+    rows.remove(credit)
+    rows.append({**credit, "transaction": "made-up:1:b01", "player": "b01"})
+    planted.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return [debit["transaction"], credit["transaction"], "made-up:1:b01"]
+
+
+def plant_in_store(env, table_id) -> str:
+    """A credit recorded in a purse that no command of the table moved (as a bug paying twice would record it)."""
+    from service.application import TablesService
+    from service.config import load
+
+    service = TablesService(load(env))
+    try:
+        purse = service.money.purse("b01")
+        tx = f"{table_id}:99999:b01"
+        purse.move("credit", 7, tx, {"table": table_id, "version": 99999, "round": f"{table_id}:1"}, "payout",
+                   service.clock())
+        service.save(purse)
+        return tx
+    finally:
+        service.close()
