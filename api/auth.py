@@ -132,7 +132,7 @@ def player_refusal(principal: Principal) -> Any:
     table = PLAYER_TABLE_PATHS.fullmatch(request.path) if reading else None
     table = table or (PLAYER_COMMANDS.fullmatch(request.path) if request.method == "POST" else None)
     if table is None:
-        return error_body(403, "A player's token reads GET /me, GET /players/<himself>/rounds and /purse and a table (its state, "
+        return error_body(403, "A player's token reads GET /me, GET /players/<himself>/rounds and a table (its state, "
                                "events, head, rounds, verification) and posts its own commands there; everything "
                                "else needs an operator's or auditor's token.")
     if principal.tables is not None and table["table"].lower() not in {t.lower() for t in principal.tables}:

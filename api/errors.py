@@ -14,7 +14,7 @@ from werkzeug.exceptions import HTTPException
 from api import logs
 from api.http import RequestRefused
 from domain.errors import DomainError, NotYourSeat
-from service.money import WalletUnavailable
+from service.money import ConcurrentPurse, WalletUnavailable
 from service.errors import (
     ConcurrentWrite,
     DamagedLog,
@@ -44,6 +44,7 @@ SERVICE_STATUS: dict[type[ServiceError], int] = {
     IndexIncomplete: 409,
     IndexUnreadable: 409,
     StoreUnavailable: 503,
+    ConcurrentPurse: 503,  # a purse that moved at every one of ten attempts: busy, try again
 }
 
 

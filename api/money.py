@@ -21,7 +21,8 @@ from api.http import RequestRefused
 from api.openapi import NDJSON, answers
 from api.players import name
 from api.policy import BodyParser, Moment, Name, Text, Whole
-from domain.inputs import folded
+from domain.errors import InvalidPlayers
+from domain.inputs import folded, validate_name
 from domain.purse import MAX_AMOUNT
 from service.money import NONE, STATES, iter_transactions, table_movements, transactions_page
 
@@ -59,6 +60,15 @@ class PurseSchema(Schema):
     next_cursor = fields.String(allow_none=True)
 
 
+def owner(player: str) -> str:
+    """The path's player, a name a table could seat (the accounts' and actors' names are not players')."""
+    wanted = name(player)
+    try:
+        return validate_name(wanted)
+    except InvalidPlayers as exc:
+        raise RequestRefused(422, "player", exc.message) from None
+
+
 def _money() -> Any:
     money = current_app.extensions["zametano"].money
     if money.kind == NONE:
@@ -77,7 +87,7 @@ class PlayerPurse(MethodView):
 
         A player's token reads his own purse only; operators, auditors, supervisors and cashiers read any.
         """
-        wanted = name(player)
+        wanted = owner(player)
         principal = current_principal()
         if principal is not None and principal.role == PLAYER_ROLE and folded(principal.name or "") != folded(wanted):
             raise RequestRefused(403, "player", f"A player's token reads its own purse only: this one is "
@@ -86,7 +96,7 @@ class PlayerPurse(MethodView):
 
     @blp.arguments(CashArgs())
     @blp.response(200, PurseSchema)
-    @answers(400, 403, 404, 409, 413, 415, 422, 503, reads=("Idempotency-Key",))
+    @answers(400, 403, 404, 413, 415, 422, 503, reads=("Idempotency-Key",))
     def post(self, args: dict[str, Any], player: str) -> Any:
         """A cashier's deposit or withdrawal (cashiers' tokens only; with purses only).
 
@@ -95,7 +105,7 @@ class PlayerPurse(MethodView):
         """
         principal = current_principal()
         by = principal.name if principal is not None else None
-        return http.cursor_page(_money().cash(name(player), args["command"], args["amount"], by, args["note"],
+        return http.cursor_page(_money().cash(owner(player), args["command"], args["amount"], by, args["note"],
                                               request.headers.get("Idempotency-Key")))
 
 

@@ -187,6 +187,10 @@ class ErrorSchema(Schema):
     multiple_of = fields.Integer(metadata={"description": "422: banker stakes are multiples of this."})
     names = fields.List(fields.String(), metadata={
         "description": "422: two players' names that are one name (compared after NFKC and case folding) or look alike."})
+    player = fields.String(metadata={"description": "422: the player whose purse or wallet refused (docs/wallet.md)."})
+    holds = fields.Integer(metadata={"description": "422: what his purse holds."})
+    needs = fields.Integer(metadata={"description": "422: what the command needs of it."})
+    wallet_reason = fields.String(metadata={"description": "422: the wallet's reason for refusing the debit."})
 
 
 class TableStateSchema(_Open):

@@ -36,7 +36,7 @@ from tests.helpers import Seeds, StepClock, pick, stacked_shoe
 from tests.sse import SSE, messages, parse
 from tests.tampering import Rows
 
-OPERATOR, AUDITOR = "operator-token-0001", "auditor-token-0001"
+OPERATOR, AUDITOR, CASHIER = "operator-token-0001", "auditor-token-0001", "cashier-token-00001"
 NDJSON = "application/x-ndjson"
 MAX_BODY = 1024
 # The headers a client acts on: each one the service sends must be declared for the response it comes with.
@@ -151,7 +151,7 @@ def down_world(path: Any) -> World:
     def build() -> Any:
         raise StoreUnavailable("the test's store is down")
 
-    return World(create_app(load(env_of(path)), service=LazyService(build)).test_client())
+    return World(create_app(load(env_of(path, ZAMETANO_MONEY="purses")), service=LazyService(build)).test_client())
 
 
 @dataclass
@@ -160,13 +160,14 @@ class Worlds:
     limited: World
     down: World
     damaged: World
+    money: World  # with purses (docs/wallet.md); a cashier's token besides
 
 
 @pytest.fixture(scope="module")
 def worlds(tmp_path_factory):  # type: ignore[no-untyped-def]
     made: list[World] = []
     try:
-        tokens = f"operator:{OPERATOR},auditor:{AUDITOR}"
+        tokens = f"operator:{OPERATOR},auditor:{AUDITOR},cashier:{CASHIER}"
         main = world(env_of(tmp_path_factory.mktemp("main"), ZAMETANO_TOKENS=tokens,
                             ZAMETANO_MAX_BODY_BYTES=str(MAX_BODY), ZAMETANO_STREAM_HEARTBEAT="0.1"), OPERATOR)
         made.append(main)
@@ -176,7 +177,14 @@ def worlds(tmp_path_factory):  # type: ignore[no-untyped-def]
         assert limited.call("GET", "/openapi.json").status_code == 200  # its one request of the hour
         made.append(down := down_world(tmp_path_factory.mktemp("down")))
         made.append(damaged := damaged_world(tmp_path_factory.mktemp("damaged")))
-        yield Worlds(main, limited, down, damaged)
+        made.append(money := world(env_of(tmp_path_factory.mktemp("money"), ZAMETANO_TOKENS=tokens,
+                                          ZAMETANO_MONEY="purses", ZAMETANO_MAX_BODY_BYTES=str(MAX_BODY)), CASHIER))
+        assert money.call("POST", "/players/anna/purse", json={"command": "deposit", "amount": 500}).status_code == 200
+        money.token = OPERATOR
+        staked = money.punto_stakes()
+        money.done(staked, "place_stake", "anna", spot="player", amount=100)  # a transaction to list
+        money.token = CASHIER
+        yield Worlds(main, limited, down, damaged, money)
     finally:
         for each in made:
             each.close()
@@ -346,6 +354,10 @@ PLAIN: dict[tuple[str, str], Callable[[Worlds], tuple[str, dict[str, Any]]]] = {
     ("POST", "/players/{player}/tokens"): lambda w: ("/players/anna/tokens", {"json": {"ttl_seconds": 600}}),
     ("GET", "/players/{player}/rounds"): lambda w: ("/players/anna/rounds", {}),
     ("GET", "/adjustments"): lambda w: ("/adjustments", {}),
+    ("GET", "/players/{player}/purse"): lambda w: ("/players/anna/purse", {}),
+    ("POST", "/players/{player}/purse"): lambda w: ("/players/anna/purse", {"json": {"command": "deposit", "amount": 5}}),
+    ("GET", "/wallet/transactions"): lambda w: ("/wallet/transactions", {}),
+    ("GET", "/tables/{table_id}/movements"): lambda w: (f"/tables/{t(w)}/movements", {}),
 }
 
 
@@ -391,6 +403,8 @@ CREATED = (("POST", "/tables"), ("POST", MINT))
 EVENTS, ROUNDS_, ROUND = "/tables/{table_id}/events", "/tables/{table_id}/rounds", "/tables/{table_id}/rounds/{number}"
 DECISIONS, ROADS = "/tables/{table_id}/decisions", "/tables/{table_id}/roads"
 PLAYER_ROUNDS = "/players/{player}/rounds"
+PURSE, TRANSACTIONS, MOVEMENTS = "/players/{player}/purse", "/wallet/transactions", "/tables/{table_id}/movements"
+MONEY_PATHS = (PURSE, TRANSACTIONS)  # a service keeping money answers them (docs/wallet.md)
 
 
 def commands(why: str, status: int, send: Send) -> Case:
@@ -398,7 +412,8 @@ def commands(why: str, status: int, send: Send) -> Case:
 
 
 CASES = [
-    *(Case(*op, 201 if op in CREATED else 200, "plain", plain(op, "main")) for op in PLAIN),
+    *(Case(*op, 201 if op in CREATED else 200, "plain", plain(op, "money" if op[1] in MONEY_PATHS else "main"))
+      for op in PLAIN),
     Case("GET", "/tables", 422, "a limit of 0", main("GET", lambda w: "/tables?limit=0")),
     Case("GET", "/tables", 422, "a cursor no page gave", main("GET", lambda w: "/tables?cursor=x")),
     Case("POST", "/tables", 400, "not JSON", main("POST", lambda w: "/tables", data="{", content_type="application/json")),
@@ -508,6 +523,36 @@ CASES = [
     Case("GET", "/adjustments", 403, "a player's token", lambda w: w.main.call("GET", "/adjustments",
          token=w.main.call("POST", "/players/anna/tokens", json={}).json["token"])),
     Case("GET", "/adjustments", 422, "a reason not in the list", main("GET", lambda w: "/adjustments?reason=x")),
+    Case("GET", PURSE, 200, "an auditor", on("money", "GET", lambda w: "/players/anna/purse", token=AUDITOR)),
+    Case("GET", PURSE, 403, "another player's token", lambda w: w.money.call("GET", "/players/anna/purse",
+         token=w.money.call("POST", "/players/boris/tokens", json={}, token=OPERATOR).json["token"])),
+    Case("GET", PURSE, 404, "a service without money", main("GET", lambda w: "/players/anna/purse")),
+    Case("GET", PURSE, 422, "a reserved name", on("money", "GET", lambda w: "/players/house/purse")),
+    Case("POST", PURSE, 200, "a cashier's deposit", on("money", "POST", lambda w: "/players/anna/purse",
+                                                       json={"command": "deposit", "amount": 10})),
+    Case("POST", PURSE, 400, "not JSON", on("money", "POST", lambda w: "/players/anna/purse", data="{",
+                                            content_type="application/json")),
+    Case("POST", PURSE, 403, "an operator", on("money", "POST", lambda w: "/players/anna/purse", token=OPERATOR,
+                                               json={"command": "deposit", "amount": 10})),
+    Case("POST", PURSE, 404, "a service without money", main("POST", lambda w: "/players/anna/purse", token=CASHIER,
+                                                             json={"command": "deposit", "amount": 10})),
+    Case("POST", PURSE, 413, "a large body", on("money", "POST", lambda w: "/players/anna/purse",
+                                                data=body_of(2 * MAX_BODY), content_type="application/json")),
+    Case("POST", PURSE, 415, "text/plain", on("money", "POST", lambda w: "/players/anna/purse", data="{}",
+                                              content_type="text/plain")),
+    Case("POST", PURSE, 422, "a withdrawal above the balance", on("money", "POST", lambda w: "/players/anna/purse",
+                                                                  json={"command": "withdraw", "amount": 10**9})),
+    Case("GET", TRANSACTIONS, 200, "an auditor", on("money", "GET", lambda w: TRANSACTIONS, token=AUDITOR)),
+    Case("GET", TRANSACTIONS, 200, "NDJSON", on("money", "GET", lambda w: TRANSACTIONS, token=AUDITOR,
+                                                headers={"Accept": NDJSON})),
+    Case("GET", TRANSACTIONS, 403, "a player's token", lambda w: w.money.call("GET", TRANSACTIONS,
+         token=w.money.call("POST", "/players/boris/tokens", json={}, token=OPERATOR).json["token"])),
+    Case("GET", TRANSACTIONS, 404, "a service without money", main("GET", lambda w: TRANSACTIONS)),
+    Case("GET", TRANSACTIONS, 422, "a state not in the list", on("money", "GET", lambda w: TRANSACTIONS + "?state=x")),
+    Case("GET", MOVEMENTS, 403, "a player's token", lambda w: w.main.call("GET", f"/tables/{t(w)}/movements",
+         token=w.main.call("POST", "/players/anna/tokens", json={}).json["token"])),
+    Case("GET", MOVEMENTS, 404, "an unknown table", main("GET", lambda w: f"/tables/{UNKNOWN}/movements")),
+    Case("GET", MOVEMENTS, 409, "a damaged log", damaged("GET", lambda w: "/tables/{d}/movements")),
 ]
 
 # The paths whose answers never touch the event store.
@@ -574,7 +619,8 @@ def test_every_answer_of_every_operation_fits_the_document(case, worlds, documen
         lines = response.get_data(as_text=True).splitlines()
         assert lines
         for line in lines:
-            validate(json.loads(line), against(document, "Event"), cls=OAS30Validator)
+            validate(json.loads(line), against(document, "Transaction" if case.template == TRANSACTIONS else "Event"),
+                     cls=OAS30Validator)
     if response.mimetype == SSE:
         sent = messages(parse(response.get_data()))
         assert bool(sent) == (case.why != "plain" or case.template != HEADS)  # from now on: nothing yet
