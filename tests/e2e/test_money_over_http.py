@@ -23,6 +23,7 @@ from tests.conftest import PG, postgres_reachable
 from tests.e2e.conftest import ROOT
 from tests.e2e.servers import free_port, running_server, signal_group
 from tests.helpers import random_args
+from tests.wallets import Wallet
 
 OPERATOR, AUDITOR, CASHIER = "cage-operator-token-0035", "audrey-auditor-token-0035", "cash-cashier-token-00035"
 TOKENS = f"operator@cage:{OPERATOR},auditor@audrey:{AUDITOR},cashier@cash:{CASHIER}"
@@ -65,30 +66,6 @@ def store_env(request, tmp_path):
             conn.execute(f"DROP SCHEMA {schema} CASCADE")
 
 
-class Wallet:
-    """scripts/wallet, the reference wallet, on a journal file of the test's."""
-
-    def __init__(self, folder: Path) -> None:
-        self.process = subprocess.Popen([sys.executable, str(ROOT / "scripts" / "wallet.py"), "--file",
-                                         str(folder / "wallet.jsonl")], stdout=subprocess.PIPE, text=True)
-        self.url = self.process.stdout.readline().split()[-1]
-
-    def post(self, path, body):
-        answer = requests.post(self.url + path, json=body, timeout=10)
-        assert answer.status_code == 200, answer.text
-        return answer.json()
-
-    def balance(self, player):
-        return requests.get(f"{self.url}/accounts/{player}", timeout=10).json()["balance"]
-
-    def report(self):
-        return requests.get(f"{self.url}/report", timeout=30).text
-
-    def stop(self):
-        self.process.kill()
-        self.process.wait(10)
-
-
 @pytest.fixture(params=["purses", "wallet"])
 def money(request, tmp_path):
     if request.param == "purses":
@@ -98,7 +75,7 @@ def money(request, tmp_path):
     try:
         yield wallet
     finally:
-        wallet.stop()
+        wallet.kill()
 
 
 class Players:
@@ -187,7 +164,7 @@ def test_every_players_money_is_his_deposits_plus_his_result_to_the_unit(store_e
     log = tmp_path / "server.log"
     for player, amount in DEPOSIT.items():
         if money is not None:
-            money.post(f"/accounts/{player}/deposit", {"amount": amount})
+            money.deposit(player, amount)
     with running_server(env, log, port=port) as server:
         if money is None:
             for player, amount in DEPOSIT.items():
