@@ -21,6 +21,7 @@ from api.http import RequestRefused
 from api.openapi import NDJSON, answers
 from api.players import name
 from api.policy import BodyParser, Moment, Name, Text, Whole
+from domain.chain import format_timestamp
 from domain.errors import InvalidPlayers
 from domain.inputs import folded, validate_name
 from domain.purse import MAX_AMOUNT
@@ -178,8 +179,8 @@ class WalletTransactions(MethodView):
 
 
 def _stamp(moment: Any) -> str:
-    """A moment as the transactions' times are written (UTC, microseconds, Z), so that the two compare as text."""
-    return moment.astimezone(timezone.utc).isoformat(timespec="microseconds").replace("+00:00", "Z")
+    """A moment as the transactions' times are written (UTC, microseconds), so that the two compare as text."""
+    return format_timestamp(moment.astimezone(timezone.utc))
 
 
 class MovementSchema(Schema):

@@ -379,7 +379,7 @@ def _fold(rows: dict[str, dict[str, Any]], players: dict[Any, tuple[str, str]], 
         players[e.originator_id] = (e.player, e.money)
         return
     player, kind = players.get(e.originator_id, ("", WALLET))
-    when = e.timestamp.isoformat(timespec="microseconds").replace("+00:00", "Z")
+    when = chain.format_timestamp(e.timestamp)
     tx = e.transaction
     row = rows.get(tx)
     if row is None and not isinstance(e, (Purse.DebitRefused, Purse.Delivered)):

@@ -57,6 +57,7 @@ FENCED = re.compile(r"^```(?P<lang>\w*)\n(?P<block>.*?)^```$", re.M | re.S)
 PLACEHOLDERS = frozenset({
     "table_id", "digest", "timestamp", "opened_at", "updated_at", "started_at", "ended_at", "request_id",
     "signature", "key_id", "public_key", "not_before", "seed", "commitment", "X-Request-Id", "token", "expires_at",
+    "head", "recorded_at", "settled_at",
 })
 UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 PADDED = re.compile(r"<a JSON body of (\d+) bytes>")
@@ -197,6 +198,16 @@ def punto_banco_voided(client: Any, headers: dict[str, str]) -> Table:
     return table
 
 
+def punto_banco_with_purses(client: Any, headers: dict[str, str]) -> Table:
+    """Purses (docs/wallet.md): anna deposited 1000 and staked 100 on the banker, boris deposited 50."""
+    table = punto_banco_cut(client, headers)
+    for player, amount in (("anna", 1000), ("boris", 50)):
+        answer = client.post(f"/players/{player}/purse", json={"command": "deposit", "amount": amount}, headers=headers)
+        assert answer.status_code == 200, answer.json
+    table.play("place_stake", "anna", spot="banker", amount=100)
+    return table
+
+
 @dataclass(frozen=True)
 class Given:
     table: Callable[..., Table] | None = None
@@ -222,6 +233,8 @@ GIVEN = {
     "a punto-banco table where anna staked 100 on the banker": Given(punto_banco_staked),
     "the punto-banco table of the quickstart, after its coup": Given(punto_banco_quickstart),
     "a punto-banco table after seven coups": Given(punto_banco_seven_coups),
+    "a punto-banco table with purses, where anna deposited 1000 and staked 100 on the banker, boris deposited 50": Given(
+        punto_banco_with_purses, env={"ZAMETANO_MONEY": "purses"}),
     "the punto-banco table of the quickstart, its coup voided by sara and simon": Given(
         punto_banco_voided, env={"ZAMETANO_TOKENS": TOKENS + "".join(f",supervisor@{n}:{t}" for n, t in SUPERVISORS.items())}),
 }
