@@ -22,20 +22,12 @@ for _game in GAMES.values():
 
 
 class _OpenTableArgs(Schema):
-    game = Text(
-        required=True,
-        validate=validate.OneOf(GAME_NAMES),
-        metadata={"description": "Which game the table plays: " + ", ".join(GAME_NAMES) + "."},
-    )
-    players = fields.List(
-        Name(), required=True, metadata={"description": "Player names in the order listed (seating by lots uses it)."}
-    )
-    rules = fields.Dict(
-        keys=Text(),
-        values=JSONValue(),
-        load_default=dict,
-        metadata={"description": "The game's options (x-games in this document); omitted ones take their defaults."},
-    )
+    game = Text(required=True, validate=validate.OneOf(GAME_NAMES),
+                metadata={"description": "Which game the table plays: " + ", ".join(GAME_NAMES) + "."})
+    players = fields.List(Name(), required=True,
+                          metadata={"description": "Player names in the order listed (seating by lots uses it)."})
+    rules = fields.Dict(keys=Text(), values=JSONValue(), load_default=dict, metadata={
+        "description": "The game's options (x-games in this document); omitted ones take their defaults."})
     players_act = Text(
         validate=validate.OneOf(PLAYERS_ACT),
         metadata={"description": "Who issues the players' commands: `croupier` (the default: an operator's token "

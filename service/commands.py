@@ -105,11 +105,7 @@ class Commands:
                 cached = lease.table if lease.unread else None
                 table = lease.table or self.table(table_id)
                 try:
-                    before = self.money.before(table)
-                    first = self._decide(table, job.command, job.player, job.args, job.expected_version,
-                                         job.as_player, job.by)
-                    # The money it moves paid before anything is saved (service/money.py): a refusal records nothing.
-                    purses = self.money.settle(table, before, first)
+                    first, purses = self._decide_paid(table, job)
                 except (DomainError, VersionMismatch) as refused:
                     lease.drop()
                     if cached is not None and not isinstance(refused, MoneyRefused):
@@ -119,10 +115,9 @@ class Commands:
                 appended = list(table.pending_events)
                 records = idempotency.records(table_id, job.key, job.body_sha, first, table.version)
                 answer = self.result(table, appended, job.viewer)  # before the batch's next commands change the table
-                # With money, a command goes alone: a follower refused for its purse would leave its events
-                # decided on the batch's table.
-                batch = self._gather(table, table_id, lead) if lease.table is not None and lead and not purses and \
-                    not self.money.on else []
+                # With money a command goes alone: a follower refused for its purse would leave its events behind.
+                batch = self._gather(table, table_id, lead) if lease.table is not None and lead and not self.money.on \
+                    else []
                 try:
                     self._save_batch(table, [*records, *purses], batch)
                 except IntegrityError:
@@ -140,13 +135,7 @@ class Commands:
                 except Exception as exc:
                     lease.drop()
                     unsure = True  # not recorded if None: decided again, under the same identity
-                    try:
-                        earlier = self._settle(exc, table_id, job.command, job.key, job.body_sha, job.viewer,
-                                               last=attempt >= RETRIES - 1)
-                    finally:
-                        # Debits this attempt asked and did not count are rolled back; if its save committed
-                        # after all they are counted, and a rollback of them is never recorded (Money.abandon).
-                        _quietly(self.money.abandon, purses, "the command's save failed")
+                    earlier = self._settle_paid(exc, table_id, job, purses, last=attempt >= RETRIES - 1)
                     if earlier is not None:
                         return earlier
                     continue
@@ -156,6 +145,22 @@ class Commands:
                     replay.remember(self, table)
                 return answer
         raise AssertionError("unreachable")  # pragma: no cover
+
+    def _decide_paid(self, table: Table, job: Job) -> tuple[int, list[Any]]:
+        """Decides the command (``_decide``) and pays the money it moves before anything is saved (service/money.py):
+        the first new version, and the purses to save with the table. A purse or wallet refusal records nothing."""
+        before = self.money.before(table)
+        first = self._decide(table, job.command, job.player, job.args, job.expected_version, job.as_player, job.by)
+        return first, self.money.settle(table, before, first)
+
+    def _settle_paid(self, failure: Exception, table_id: str, job: Job, purses: list[Any], *,
+                     last: bool) -> dict[str, Any] | None:
+        """``_settle`` after a failed save; then the debits this attempt asked and did not count are rolled back (if
+        its save committed after all they are counted, and a rollback of them is never recorded: Money.abandon)."""
+        try:
+            return self._settle(failure, table_id, job.command, job.key, job.body_sha, job.viewer, last=last)
+        finally:
+            _quietly(self.money.abandon, purses, "the command's save failed")
 
     def _save_batch(self, table: Table, records: list[Any], batch: list[Job]) -> None:
         """Saves a command and its batch's followers in one transaction; if it fails, each follower is told how

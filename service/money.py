@@ -31,6 +31,7 @@ from eventsourcing.utils import get_topic
 from domain import chain
 from domain import money as M
 from domain.purse import PURSES, WALLET, Purse, WalletRefused, purse_id
+from service import present
 from service.errors import ServiceError
 from service.limits import page_size, position
 
@@ -207,11 +208,7 @@ class Money:
         events = events[:limit]
         receipt = self.app.signer.sign_receipt(str(purse.id), purse.version, purse.head,
                                                chain.format_timestamp(purse.modified_on))
-        return {"player": purse.player, "money": purse.money, "currency": purse.currency, "balance": purse.balance,
-                "deposits": purse.deposits, "withdrawals": purse.withdrawals, "version": purse.version,
-                "head": purse.head, "receipt": receipt, "owed": len(purse.due), "asked": len(purse.asked),
-                "movements": [e.public() for e in events],
-                "next_after": events[-1].originator_version if more else None}
+        return present.purse(purse, events, receipt, events[-1].originator_version if more else None)
 
     def purse(self, player: str) -> Purse:
         """The player's purse as stored now, or a new one (its opening pending)."""

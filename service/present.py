@@ -174,3 +174,12 @@ def seat_round(row: dict[str, Any]) -> dict[str, Any]:
                                  "last_version", "summary", "stakes", "staked", "result", "balance")}
     loss = row["loss"]
     return shown | {"theoretical_loss": None if loss is None else _shares(Fraction(*loss)) / SHARE}
+
+
+def purse(shown: Any, events: list[Any], receipt: dict[str, Any] | None, next_after: int | None) -> dict[str, Any]:
+    """A player's purse (domain/purse.py) as GET /players/{player}/purse shows it: its money, its signed head, and
+    a page of its log in the envelope of a table's events. Money is public to whoever may read the purse."""
+    return {"player": shown.player, "money": shown.money, "currency": shown.currency, "balance": shown.balance,
+            "deposits": shown.deposits, "withdrawals": shown.withdrawals, "version": shown.version,
+            "head": shown.head, "receipt": receipt, "owed": len(shown.due), "asked": len(shown.asked),
+            "movements": [e.public() for e in events], "next_after": next_after}

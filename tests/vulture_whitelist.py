@@ -101,3 +101,8 @@ reverses
 # left out of the check as a whole).
 decided_by
 decided_at
+# api/money.py: a transaction's times, which marshmallow reads from the schema; domain/purse.py: the wallet's own
+# balance as it answered a debit or a delivery, recorded for auditors (never read back).
+recorded_at
+settled_at
+wallet_balance
