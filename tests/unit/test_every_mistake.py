@@ -110,6 +110,7 @@ BAD_OPTIONS: dict[str, list[list[str]]] = {
                   ["--workers", "0"], ["--threads", "0"]],
     "bench-streams": [["--rounds", "0"], ["--clients", "0"], ["--streams", "-1"], ["--workers", "0"]],
     "bench-desk": [["--rounds", "0"], ["--visits", "0"]],
+    "bench-money": [["--coups", "0"], ["--repeat", "x"], ["--bogus"]],
     "bench-faults": [["--seconds", "0"], ["--clients", "0"], ["--faults", "flood"], ["--workers", "0"]],
     "profile-http": [["--seconds", "0"], ["--clients", "0"], ["--rate", "0"]],
     "wallet": [[], ["--file", "{missing}/wallet.jsonl"], ["--file", "w.jsonl", "--port", "70000"],
@@ -129,7 +130,8 @@ MODULES = {"run": None, "demo": "demo", "odds": "odds", "verify-shoe": "verify-s
            "wallet": "wallet.py", "reconcile": "reconcile",
            "lock": "lock", "bench-commands": "bench_commands.py", "bench-replay": "bench_replay.py",
            "bench-follower": "bench_follower.py", "bench-http": "bench_http.py", "bench-hot": "bench_hot.py", "bench-streams": "bench_streams.py",
-           "bench-desk": "bench_desk.py", "bench-faults": "bench_faults.py", "profile-http": "profile_http.py"}
+           "bench-desk": "bench_desk.py", "bench-faults": "bench_faults.py", "profile-http": "profile_http.py",
+           "bench-money": "bench_money.py"}
 # Its arguments are pytest's, and pytest answers its own mistakes (exit 4, with its usage).
 NOT_OURS = {"test"}
 
