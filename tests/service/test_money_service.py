@@ -224,3 +224,13 @@ def test_a_debit_asked_before_the_service_stopped_is_rolled_back_by_the_next_one
             "t:5:anna": "rolled back", "t:5:anna:rollback": "delivered"}
     finally:
         second.close()
+
+
+def test_a_purse_past_its_snapshot_interval_reads_back_as_its_log_says(purses):
+    for amount in range(1, 61):
+        purses.money.cash("anna", "deposit", amount, "cash", "", None)
+    shown = purses.money.shown("anna", 0, 1000)
+    assert shown["version"] == 61 and shown["balance"] == sum(range(1, 61)) == shown["deposits"]
+    assert len(shown["movements"]) == 61
+    if purses.snapshots is not None:
+        assert [s.originator_version for s in purses.snapshots.get(purses.money.purse("anna").id)] == [50]
