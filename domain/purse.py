@@ -175,12 +175,15 @@ class Purse(Aggregate):
         self._record(self.RollbackDue, "service", now, transaction=rollback_id(transaction), of=transaction,
                      amount=asked["amount"], why=why, **{k: asked[k] for k in ("table", "version", "round")})
 
-    def owe(self, kind: str, amount: int, transaction: str, where: dict[str, Any], reason: str, now: datetime) -> None:
-        """A credit or reversal owed to the wallet (the outbox), recorded with the table's events that cause it."""
+    def owe(self, kind: str, amount: int, first: str, where: dict[str, Any], reason: str, now: datetime) -> None:
+        """A credit or reversal owed to the wallet (the outbox), recorded with the table's events that cause it.
+        ``first``: the movement's first id. A debit asked under that id and rolled back (its command was never
+        recorded, and this one took its version) holds it at the wallet, which answers a repeated id with its first
+        answer: this movement takes the next attempt's id."""
         after = self.balance + (amount if kind == CREDIT else -amount)
         event = self.Credited if kind == CREDIT else self.Reversed
-        self._record(event, "service", now, transaction=transaction, amount=amount, reason=reason, balance=after,
-                     **where)
+        self._record(event, "service", now, transaction=self.next_transaction(first), amount=amount, reason=reason,
+                     balance=after, **where)
 
     def delivered(self, transaction: str, balance: Any, now: datetime) -> None:
         self._record(self.Delivered, "service", now, transaction=transaction, wallet_balance=balance)

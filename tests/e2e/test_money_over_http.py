@@ -158,69 +158,77 @@ def settled(base, within=40.0):
 
 
 def test_every_players_money_is_his_deposits_plus_his_result_to_the_unit(store_env, money, tmp_path):
+    print(f"wallet journal and server log under {tmp_path}")
     env = {**store_env, "ZAMETANO_MONEY": "purses"} if money is None else {
         **store_env, "ZAMETANO_WALLET_URL": money.url, "ZAMETANO_WALLET_TIMEOUT": "0.3"}
-    port = free_port()
-    log = tmp_path / "server.log"
-    for player, amount in DEPOSIT.items():
-        if money is not None:
-            money.deposit(player, amount)
-    with running_server(env, log, port=port) as server:
-        if money is None:
-            for player, amount in DEPOSIT.items():
-                answer = session(CASHIER).post(f"{server}/players/{player}/purse",
-                                               json={"command": "deposit", "amount": amount}, timeout=10)
-                assert answer.status_code == 200, answer.text
-        else:
-            money.post("/faults", FAULTS)
-        players = Players(server)
-    commands, kills = 0, list(KILL_AT)
-    while len(players.done) < 2:
+    port, log = free_port(), tmp_path / "server.log"
+    players, commands = None, 0
+    for kill_at in (*KILL_AT, None):  # a server each time, killed outright at each of KILL_AT, the last one kept
         with running_server(env, log, port=port) as server:
-            while len(players.done) < 2 and commands < (kills[0] if kills else 10**9):
+            if players is None:
+                fund(server, money)
+                players = Players(server)
+            while len(players.done) < 2 and (kill_at is None or commands < kill_at):
                 players.step()
                 commands += 1
-            if kills:
-                kills.pop(0)
+                assert commands < 5000, "the shoes never finished"
+            if kill_at is not None:
                 signal_group(server.process.pid, signal.SIGKILL)
-        assert commands < 5000, "the shoes never finished"
-    with running_server(env, log, port=port) as server:
-        if money is not None:
-            money.post("/faults", {"mode": "none"})
-        settled(server)
-        assert players.answered[200] > 300 and players.refused_for_money > 0, players.answered
-        states = [session(AUDITOR).get(f"{server}/tables/{t}", timeout=10).json() for t in players.tables.values()]
-        for player, deposit in DEPOSIT.items():
-            expected = deposit + sum(positions(s).get(player, 0) for s in states)
-            if money is None:
-                held = session(AUDITOR).get(f"{server}/players/{player}/purse", timeout=10).json()["balance"]
-            else:
-                held = money.balance(player)
-            assert held == expected, (player, held, expected)
-        report = tmp_path / "report.jsonl"
-        if money is not None:
-            assert players.answered[503] > 0, players.answered  # the wallet's faults were felt
-            report.write_text(money.report())
-            credits = [json.loads(line) for line in report.read_text().splitlines() if line.strip()]
-            applied = [(r["table"], r["version"], r["player"]) for r in credits
-                       if r["operation"] == "credit" and r["status"] == "applied"]
-            assert len(applied) == len(set(applied)), "a credit applied twice"
-        found = reconcile(server, *(("--wallet-report", str(report)) if money is not None else ()))
-        assert found.returncode == 0, found.stdout + found.stderr
-        assert found.stdout.rstrip().endswith("0 differences")
-        if money is not None:
-            planted = plant_in_report(report, tmp_path / "planted.jsonl")
-            found = reconcile(server, "--wallet-report", str(tmp_path / "planted.jsonl"))
-            assert found.returncode == 1, found.stdout
-            for tx in planted:
-                assert tx in found.stdout, (tx, found.stdout)
-    if money is None:
-        planted = plant_in_store(env, players.tables["punto-banco"])
-        with running_server(env, log, port=port) as server:
-            found = reconcile(server)
-            assert found.returncode == 1, found.stdout
-            assert planted in found.stdout and "the purse holds" in found.stdout, found.stdout
-            assert "that no command of the table's log moved" in found.stdout
+                continue
+            checked(server, money, players, env, tmp_path)
+
+
+def fund(server, money):
+    """Every player's deposit: at the cashier's with purses, at the wallet with one (whose faults begin then)."""
+    for player, amount in DEPOSIT.items():
+        if money is None:
+            answer = session(CASHIER).post(f"{server}/players/{player}/purse",
+                                           json={"command": "deposit", "amount": amount}, timeout=10)
+            assert answer.status_code == 200, answer.text
+        else:
+            money.deposit(player, amount)
+    if money is not None:
+        money.faults(**FAULTS)
+
+
+def checked(server, money, players, env, tmp_path):
+    """Once both shoes are played: every player's money, then scripts/reconcile, then the differences planted."""
+    if money is not None:
+        money.faults(mode="none")
+    settled(server)
+    assert players.answered[200] > 300 and players.refused_for_money > 0, players.answered
+    report = tmp_path / "report.jsonl"
+    if money is not None:
+        assert players.answered[503] > 0, players.answered  # the wallet's faults were felt
+        report.write_text(money.report())
+    # Reconciled first, so that a balance that does not add up comes with every difference named.
+    found = reconcile(server, *(("--wallet-report", str(report)) if money is not None else ()))
+    states = [session(AUDITOR).get(f"{server}/tables/{t}", timeout=10).json() for t in players.tables.values()]
+    for player, deposit in DEPOSIT.items():
+        expected = deposit + sum(positions(s).get(player, 0) for s in states)
+        if money is None:
+            held = session(AUDITOR).get(f"{server}/players/{player}/purse", timeout=10).json()["balance"]
+        else:
+            held = money.balance(player)
+        assert held == expected, (player, held, expected, found.stdout)
+    if money is not None:
+        credits = [json.loads(line) for line in report.read_text().splitlines() if line.strip()]
+        applied = [r["transaction"] for r in credits if r["operation"] == "credit" and r["status"] == "applied"]
+        assert len(applied) == len(set(applied)), "a credit applied twice"
+    assert found.returncode == 0, found.stdout + found.stderr
+    assert found.stdout.rstrip().endswith("0 differences")
+    if money is not None:
+        planted = plant_in_report(report, tmp_path / "planted.jsonl")
+        found = reconcile(server, "--wallet-report", str(tmp_path / "planted.jsonl"))
+        assert found.returncode == 1, found.stdout
+        for tx in planted:
+            assert tx in found.stdout, (tx, found.stdout)
+    else:
+        planted = plant_in_store(env, players.tables["punto-banco"])  # beside the running server, as a bug would
+        found = reconcile(server)
+        assert found.returncode == 1, found.stdout
+        assert planted in found.stdout and "the purse holds" in found.stdout, found.stdout
+        assert "that no command of the table's log moved" in found.stdout
 
 
 def plant_in_report(report: Path, planted: Path) -> list[str]:

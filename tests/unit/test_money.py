@@ -166,3 +166,13 @@ def test_a_wallets_purse_owes_each_credit_until_delivered_and_rolls_back_a_debit
     anna.delivered("t:9:anna", 1095, NOW)
     anna.delivered(f"{first}:rollback", 1095, NOW)
     assert not anna.due and anna.balance == 95
+
+
+def test_a_credit_at_the_version_of_a_debit_rolled_back_takes_a_new_id_since_the_wallet_holds_that_one():
+    anna = purse(WALLET)
+    first = "t:89:anna"
+    anna.ask(first, first, 63, {**WHERE, "version": 89}, NOW)
+    anna.roll_back(first, "no answer", NOW)  # the stake was not recorded: the table's next command takes version 89
+    anna.owe(M.CREDIT, 115, first, {**WHERE, "version": 89}, "payout", NOW)
+    assert set(anna.due) == {f"{first}:rollback", f"{first}:2"}
+    assert anna.due[f"{first}:2"]["amount"] == 115
