@@ -52,7 +52,9 @@ MARK = 80  # bytes of a slot file's "table version" mark
 TURN_WAIT = 5.0  # seconds a leader waits for its table's turn at most (a batch takes milliseconds)
 # The lock files open in this process, by folder: how many services use them, and the files by slot.
 _OPEN: dict[Path, list[Any]] = {}
-_OPEN_LOCK = threading.Lock()
+# Reentrant: a service dropped unclosed is closed by the garbage collector (the library's Application.__del__), which
+# may run in a thread that holds this lock already, in the middle of ``Turns._file``: a plain lock deadlocked there.
+_OPEN_LOCK = threading.RLock()
 # Commands one batch decides at most: a bound on how long a batch holds its leader (each is a millisecond or so).
 MOST = 256
 

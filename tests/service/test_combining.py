@@ -123,3 +123,21 @@ def test_a_leader_reads_the_log_first_only_when_the_turns_say_another_process_sa
         turns.saved(name, int(saved))
     assert turns.stale("T", version) is stale
     turns.close()
+
+
+def test_a_service_closed_by_the_garbage_collector_while_its_thread_opens_a_turn_file_does_not_deadlock(tmp_path):
+    from service import combining
+
+    live, dropped = combining.Turns(tmp_path), combining.Turns(tmp_path)
+    done = threading.Event()
+
+    def open_a_turn_while_another_closes():  # as Application.__del__ may run inside Turns._file
+        with combining._OPEN_LOCK:
+            dropped.close()
+            live._file("a table")
+        done.set()
+
+    threading.Thread(target=open_a_turn_while_another_closes, daemon=True).start()
+    assert done.wait(5), "closing a service inside a turn file's lock deadlocked"
+    assert live._file("a table") >= 0
+    live.close()
