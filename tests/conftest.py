@@ -157,7 +157,7 @@ LONGEST_FIRST = [
     "tests/e2e/test_punto_banco_over_http.py",  # 180: two whole shoes by the demo on PostgreSQL
     "tests/service/test_lost_commit_replies.py",  # 105: four shoes behind proxies that lose replies, waiting
     "tests/e2e/test_views_over_http.py",  # 99
-    "tests/e2e/test_money_over_http.py",  # 70: two shoes through purses and a faulty wallet, SIGKILL twice, 2 stores
+    "tests/e2e/test_money_over_http.py",  # 40: two shoes through purses and a faulty wallet, SIGKILL twice, 2 stores
     "tests/api/test_schemathesis.py",  # 71
     "tests/e2e/test_players_over_http.py",  # 67
     "tests/browser/test_desk_reading.py",  # 64: a played desk at three widths, nine pages each
