@@ -168,7 +168,7 @@ def test_every_players_money_is_his_deposits_plus_his_result_to_the_unit(store_e
     for kill_at in (*KILL_AT, None):  # a server each time, killed outright at each of KILL_AT, the last one kept
         with running_server(env, log, port=port) as server:
             if players is None:
-                fund(server, money)
+                fund(server, money, tmp_path / "receipts.jsonl")
                 players = Players(server)
             while len(players.done) < 2 and (kill_at is None or commands < kill_at):
                 players.step()
@@ -180,13 +180,16 @@ def test_every_players_money_is_his_deposits_plus_his_result_to_the_unit(store_e
             checked(server, money, players, env, tmp_path)
 
 
-def fund(server, money):
-    """Every player's deposit: at the cashier's with purses, at the wallet with one (whose faults begin then)."""
+def fund(server, money, kept: Path):
+    """Every player's deposit: at the cashier's with purses (each answer, with its signed receipt, kept in ``kept``),
+    at the wallet with one (whose faults begin then)."""
     for player, amount in DEPOSIT.items():
         if money is None:
             answer = session(CASHIER).post(f"{server}/players/{player}/purse",
                                            json={"command": "deposit", "amount": amount}, timeout=10)
             assert answer.status_code == 200, answer.text
+            with kept.open("a") as receipts:
+                receipts.write(json.dumps(answer.json()) + "\n")
         else:
             money.deposit(player, amount)
     if money is not None:
@@ -226,8 +229,15 @@ def checked(server, money, players, env, tmp_path):
         for tx in planted:
             assert tx in found.stdout, (tx, found.stdout)
     else:
+        kept = tmp_path / "receipts.jsonl"
+        found = reconcile(server, "--receipts", str(kept))  # every deposit's signed head still in its purse's log
+        assert found.returncode == 0 and found.stdout.rstrip().endswith("0 differences"), found.stdout
+        forged = json.loads(kept.read_text().splitlines()[0])
+        forged["receipt"]["digest"] = "0" * 64
+        kept.write_text(kept.read_text() + json.dumps(forged) + "\n")
         planted = plant_in_store(env, players.tables["punto-banco"])  # beside the running server, as a bug would
-        found = reconcile(server)
+        found = reconcile(server, "--receipts", str(kept))
+        assert f"{forged['player']}: receipt of line {len(DEPOSIT) + 1}" in found.stdout, found.stdout
         assert found.returncode == 1, found.stdout
         assert planted in found.stdout and "the purse holds" in found.stdout, found.stdout
         assert "that no command of the table's log moved" in found.stdout
