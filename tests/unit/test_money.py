@@ -176,3 +176,30 @@ def test_a_credit_at_the_version_of_a_debit_rolled_back_takes_a_new_id_since_the
     anna.owe(M.CREDIT, 115, first, {**WHERE, "version": 89}, "payout", NOW)
     assert set(anna.due) == {f"{first}:rollback", f"{first}:2"}
     assert anna.due[f"{first}:2"]["amount"] == 115
+
+
+def shown_positions(state):
+    """Each player's position as a reader's own view of the table shows it: balances less stakes and a bank."""
+    out = {}
+    for player, balance in state["balances"].items():
+        staked = state.get("stakes", {}).get(player, 0)
+        held = sum(staked.values()) if isinstance(staked, dict) else staked
+        out[player] = balance - held - (state.get("bank", 0) if state.get("banker") == player else 0)
+    return out
+
+
+@pytest.mark.parametrize("game", sorted(GAMES))
+def test_the_money_outputs_are_read_from_what_every_reader_is_shown_and_from_no_hidden_part(game):
+    # Movements, purses and transactions are computed from positions alone: if every reader's own view gives the
+    # same positions after every command, nothing hidden from him (a face-down card, a total) can be in them.
+    from domain.sight import AUDITOR, CROUPIER, PLAYER, Viewer
+
+    played = Played(game, seed=11)
+    readers = [CROUPIER, Viewer(AUDITOR)] + [Viewer(PLAYER, p) for p in played.table.players]
+    for _ in range(200):
+        table = played.table
+        if not table.view(table.sight(EVERYTHING))["expects"]:
+            break
+        played.step()
+        for reader in readers:
+            assert shown_positions(table.view(table.sight(reader))) == M.positions(table), reader
