@@ -80,6 +80,40 @@ class PurseEvent(Aggregate.Event):
         """The event's effect: assignments only."""
 
 
+class _Cash(PurseEvent):
+    """A cashier's deposit or withdrawal (its ``key``: the Idempotency-Key it was recorded under)."""
+
+    amount: int
+    note: str
+    balance: int
+    key: str | None = None
+
+    def assign(self, purse: Any) -> None:
+        purse.balance = self.balance
+        if self.key:
+            purse.keys[self.key] = self.originator_version
+
+
+class _Moved(PurseEvent):
+    """Money a table's command moved: the transaction, where (table, version, round), and the balance after it."""
+
+    transaction: str
+    table: str
+    version: int
+    round: str
+    amount: int
+    reason: str
+    balance: int
+
+    def assign(self, purse: Any) -> None:
+        purse.balance = self.balance
+
+    def owed(self, purse: Any, operation: str) -> None:
+        """With a wallet, owed to it until it acknowledges it (the outbox)."""
+        if purse.money == WALLET:
+            purse.due[self.transaction] = {"operation": operation, **self.data}
+
+
 class Purse(Aggregate):
     """A player's purse (see the module)."""
 
@@ -190,61 +224,32 @@ class Purse(Aggregate):
 
     # --- applying ---------------------------------------------------------------------------------------------
 
-    class Deposited(PurseEvent):
-        amount: int
-        note: str
-        balance: int
-        key: str | None = None
-
+    class Deposited(_Cash):
         def assign(self, purse: Any) -> None:
-            purse.balance, purse.deposits = self.balance, purse.deposits + self.amount
-            if self.key:
-                purse.keys[self.key] = self.originator_version
+            super().assign(purse)
+            purse.deposits += self.amount
 
-    class Withdrawn(PurseEvent):
-        amount: int
-        note: str
-        balance: int
-        key: str | None = None
-
+    class Withdrawn(_Cash):
         def assign(self, purse: Any) -> None:
-            purse.balance, purse.withdrawals = self.balance, purse.withdrawals + self.amount
-            if self.key:
-                purse.keys[self.key] = self.originator_version
+            super().assign(purse)
+            purse.withdrawals += self.amount
 
-    class Debited(PurseEvent):
-        transaction: str
-        table: str
-        version: int
-        round: str
-        amount: int
-        reason: str
-        balance: int
+    class Debited(_Moved):
         wallet_balance: Any = None  # the wallet's balance after the debit, as it answered
 
         def assign(self, purse: Any) -> None:
-            purse.balance = self.balance
+            super().assign(purse)
             purse.asked.pop(self.transaction, None)
 
-    class Credited(PurseEvent):
-        transaction: str
-        table: str
-        version: int
-        round: str
-        amount: int
-        reason: str
-        balance: int
-
+    class Credited(_Moved):
         def assign(self, purse: Any) -> None:
-            purse.balance = self.balance
-            if purse.money == WALLET:
-                purse.due[self.transaction] = {"operation": "credit", **self.data}
+            super().assign(purse)
+            self.owed(purse, "credit")
 
-    class Reversed(Credited):
+    class Reversed(_Moved):
         def assign(self, purse: Any) -> None:
-            purse.balance = self.balance
-            if purse.money == WALLET:
-                purse.due[self.transaction] = {"operation": "reversal", **self.data}
+            super().assign(purse)
+            self.owed(purse, "reversal")
 
     class DebitAsked(PurseEvent):
         transaction: str
