@@ -13,14 +13,12 @@ import signal
 import subprocess
 import sys
 import time
-import uuid
 from pathlib import Path
 
 import pytest
 import requests
 
-from tests.conftest import PG, postgres_reachable
-from tests.e2e.conftest import ROOT
+from tests.e2e.conftest import ROOT, server_env
 from tests.e2e.servers import free_port, running_server, signal_group
 from tests.helpers import random_args
 from tests.wallets import Wallet
@@ -47,25 +45,8 @@ def session(token):
 
 @pytest.fixture(params=["sqlite", "postgres"])
 def store_env(request, tmp_path):
-    env = {"ZAMETANO_DATA_DIR": str(tmp_path / "data"), "ZAMETANO_TOKENS": TOKENS}
-    if request.param == "sqlite":
-        yield {**env, "PERSISTENCE_MODULE": "eventsourcing.sqlite", "SQLITE_DBNAME": str(tmp_path / "e2e.sqlite")}
-        return
-    reason = postgres_reachable()
-    if reason:
-        pytest.skip(reason)
-    import psycopg
-
-    schema = f"zametano_test_{uuid.uuid4().hex[:12]}"
-    with psycopg.connect(**PG, autocommit=True) as conn:
-        conn.execute(f"CREATE SCHEMA {schema}")
-    try:
-        yield {**env, "PERSISTENCE_MODULE": "eventsourcing.postgres", "POSTGRES_HOST": PG["host"],
-               "POSTGRES_PORT": PG["port"], "POSTGRES_USER": PG["user"], "POSTGRES_PASSWORD": PG["password"] or "",
-               "POSTGRES_DBNAME": PG["dbname"], "POSTGRES_SCHEMA": schema}
-    finally:
-        with psycopg.connect(**PG, autocommit=True) as conn:
-            conn.execute(f"DROP SCHEMA {schema} CASCADE")
+    """A store of the test's own: a SQLite file, or a PostgreSQL schema dropped afterwards."""
+    return server_env(request, tmp_path, ZAMETANO_TOKENS=TOKENS)
 
 
 @pytest.fixture(params=["purses", "wallet"])
