@@ -269,7 +269,8 @@ class Outbox(threading.Thread):
         assert money.wallet is not None
         self.wallet = WalletClient(money.wallet.url, money.wallet.token, money.wallet.timeout, breaker=False)
         self.position = 0
-        self.watched: dict[Any, str] = {}  # purse id -> player, purses that may owe or have asked
+        self.watched: set[Any] = set()  # the ids of the purses that may owe or have asked
+        self.grace = max(ASK_GRACE[0], ASK_GRACE[1] * self.wallet.timeout)
         self.waits: dict[str, tuple[float, float]] = {}  # transaction -> (next try, wait after it)
         self.woken, self.stopping = threading.Event(), threading.Event()
 
@@ -294,8 +295,7 @@ class Outbox(threading.Thread):
         while True:
             notes = self.app.recorder.select_notifications(self.position, 500, topics=self.TOPICS,
                                                            inclusive_of_start=False)
-            for note in notes:
-                self.watched[note.originator_id] = ""
+            self.watched.update(note.originator_id for note in notes)
             if notes:
                 self.position = notes[-1].id
             if len(notes) < 500:
@@ -304,23 +304,21 @@ class Outbox(threading.Thread):
             if self.stopping.is_set():
                 return
             purse = self.app.repository.get(pid)
-            grace = max(ASK_GRACE[0], ASK_GRACE[1] * self.wallet.timeout)
             if purse.asked:
-                self.money.roll_back_asked(purse.player, "asked and never counted", older_than=grace)
+                if not self.money.roll_back_asked(purse.player, "asked and never counted", older_than=self.grace):
+                    continue  # a debit in flight: its command saves the purse soon, and a delivery now would race it
                 purse = self.app.repository.get(pid)
-            if purse.asked:
-                continue  # a debit in flight: its command saves the purse soon, and a delivery now would race it
-            for tx, owed in list(purse.due.items()):
-                self.deliver(purse, tx, owed)
-            purse = self.app.repository.get(pid)
-            if not purse.due and not purse.asked:
-                del self.watched[pid]
+                if purse.asked:
+                    continue
+            if all([self.deliver(purse, tx, owed) for tx, owed in list(purse.due.items())]):
+                self.watched.discard(pid)
 
-    def deliver(self, purse: Purse, tx: str, owed: dict[str, Any]) -> None:
+    def deliver(self, purse: Purse, tx: str, owed: dict[str, Any]) -> bool:
+        """Delivers what ``purse`` owes under ``tx`` unless its next try is not due yet; whether it was delivered."""
         now = time.monotonic()
         next_try, wait = self.waits.get(tx, (0.0, BACKOFF[0]))
         if now < next_try:
-            return
+            return False
         body = {k: owed[k] for k in ("transaction", "amount", "table", "version", "round") if k in owed}
         body.update(player=purse.player, currency=self.money.currency)
         if owed["operation"] == "rollback":
@@ -331,18 +329,19 @@ class Outbox(threading.Thread):
             answer = self.wallet.call(owed["operation"], body)
         except WalletUnavailable:
             self.waits[tx] = (now + wait, min(wait * 2, BACKOFF[1]))
-            return
+            return False
+        self.waits.pop(tx, None)
         for _ in range(5):
             fresh = self.app.repository.get(purse.id)
             if tx not in fresh.due:
-                break
+                return True
             fresh.delivered(tx, answer.get("balance"), self.app.clock())
             try:
                 self.app.save(fresh)
-                break
+                return True
             except IntegrityError:
                 continue
-        self.waits.pop(tx, None)
+        return False  # acknowledged but not recorded yet: sent again at the next look, which the wallet answers as first
 
 
 # --- the transactions, as GET /wallet/transactions and scripts/reconcile read them -------------------------
@@ -408,18 +407,14 @@ def _fold(rows: dict[str, dict[str, Any]], players: dict[Any, tuple[str, str]], 
 
 def transactions_page(app: Any, match: Any, after: int, limit: int) -> dict[str, Any]:
     limit = page_size(limit)
-    found = [r for r in _listed(app) if r["position"] > position(after) and match(r)]
+    found = [r for r in transactions(app) if r["position"] > position(after) and match(r)]
     more = len(found) > limit
     found = found[:limit]
     return {"transactions": found, "next_after": found[-1]["position"] if more else None}
 
 
 def iter_transactions(app: Any, match: Any, after: int) -> Iterator[dict[str, Any]]:
-    return (r for r in _listed(app) if r["position"] > position(after) and match(r))
-
-
-def _listed(app: Any) -> list[dict[str, Any]]:
-    return transactions(app)
+    return (r for r in transactions(app) if r["position"] > position(after) and match(r))
 
 
 # --- a table's movements, recomputed from its log ----------------------------------------------------------
