@@ -90,7 +90,7 @@ GUNICORN_ONLY = {"BIND": ["nohost:port", "127.0.0.1:99999"]}
 # Each script's bad options; (script, module file, how its main is called).
 BAD_OPTIONS: dict[str, list[list[str]]] = {
     "run": [["--port", "x"], ["--port", "70000"], ["--workers", "0"], ["--threads", "0"], ["--bogus"]],
-    "demo": [["--rounds", "0"], ["--rounds", "-1"], ["--reveals", "0"], ["--seats", "everyone"], ["--url", "ftp://x"],
+    "demo": [["--deposit", "0"], ["--rounds", "0"], ["--rounds", "-1"], ["--reveals", "0"], ["--seats", "everyone"], ["--url", "ftp://x"],
              ["--decks", "six"]],
     "odds": [[], ["--decks", "0"], ["--decks", "6", "--commission", "99"], ["--game", "punto-banco", "--decks", "8",
                                                                            "--tie-pays", "7"]],
