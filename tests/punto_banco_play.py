@@ -10,21 +10,8 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from domain.punto_banco.rules import (
-    LAST_COUP,
-    LONGEST_COUP,
-    LOST,
-    MIN_STOP_CARD,
-    PLAY_ON,
-    PLAYER,
-    SHOE_OVER,
-    Coup,
-    StakeResult,
-    after_coup,
-    burn_count,
-    play_coup,
-    stop_index,
-)
+from domain.punto_banco.coup import LAST_COUP, LONGEST_COUP, PLAY_ON, SHOE_OVER, Coup, after_coup, burn_count, play_coup, stop_index
+from domain.punto_banco.rules import LOST, MIN_STOP_CARD, PLAYER, StakeResult
 
 # Who acts: the croupier named when the table opens, the players at the table; the house is an account.
 CROUPIER = "croupier"

@@ -1,8 +1,8 @@
 """The exact house edge of each punto banco spot under a table's rules (docs/rules/punto-banco.md, "The odds").
 
 A coup's outcome probabilities are enumerated exactly over the point values of a fresh shoe of the
-table's decks, dealt without replacement, with this game's own rules (``rules.natural_decides``,
-``rules.player_draws``, ``rules.banker_draws``, ``rules.outcome``); a spot's edge is then what a stake on
+table's decks, dealt without replacement, with this game's own rules (``coup.natural_decides``,
+``coup.player_draws``, ``coup.banker_draws``, ``coup.outcome``); a spot's edge is then what a stake on
 it loses on average per unit staked, as ``rules.settle_stake`` settles it under the table's commission and
 tie pay. Exact fractions throughout; standard library and the game's rules only.
 """
@@ -14,6 +14,7 @@ from fractions import Fraction
 from functools import lru_cache
 from typing import Any
 
+from domain.punto_banco import coup as C
 from domain.punto_banco import rules
 
 VALUES = range(10)
@@ -36,12 +37,12 @@ def outcome_probabilities(decks: int) -> dict[str, Fraction]:
     tally = {spot: 0 for spot in rules.SPOTS}
     for (p1, b1, p2, b2), weight in _deals(counts, 4):
         player, banker = (p1 + p2) % 10, (b1 + b2) % 10
-        if rules.natural_decides(player, banker) or not (
-                rules.player_draws(player) or rules.banker_draws(banker, None)):
-            tally[rules.outcome(player, banker)] += weight * pad[4]
-        elif not rules.player_draws(player):  # the player stands, the banker draws
+        if C.natural_decides(player, banker) or not (
+                C.player_draws(player) or C.banker_draws(banker, None)):
+            tally[C.outcome(player, banker)] += weight * pad[4]
+        elif not C.player_draws(player):  # the player stands, the banker draws
             for c in VALUES:
-                tally[rules.outcome(player, (banker + c) % 10)] += weight * counts[c] * pad[5]
+                tally[C.outcome(player, (banker + c) % 10)] += weight * counts[c] * pad[5]
         else:
             _player_draws(counts, weight, player, banker, tally, pad)
     return {spot: Fraction(count, pad[0]) for spot, count in tally.items()}
@@ -55,11 +56,11 @@ def _player_draws(counts: list[int], weight: int, player: int, banker: int, tall
             continue
         counts[x] -= 1
         final = (player + x) % 10
-        if rules.banker_draws(banker, x):
+        if C.banker_draws(banker, x):
             for c in VALUES:
-                tally[rules.outcome(final, (banker + c) % 10)] += w5 * counts[c]
+                tally[C.outcome(final, (banker + c) % 10)] += w5 * counts[c]
         else:
-            tally[rules.outcome(final, banker)] += w5 * pad[5]
+            tally[C.outcome(final, banker)] += w5 * pad[5]
         counts[x] += 1
 
 

@@ -23,6 +23,7 @@ from domain.errors import DomainError
 from domain.events import DEALER_RULE, SERVICE, CardDealt, PaymentMade, ShoeCut, ShoeRevealed, ShoeShuffled
 from domain.game import FieldSpec, applies, command
 from domain.inputs import refuse_names_that_look_alike, refuse_one_name_written_twice, validate_name
+from domain.punto_banco import coup as C
 from domain.punto_banco import rules as R
 from domain.punto_banco.events import (
     BettorJoined,
@@ -141,7 +142,7 @@ class PuntoBancoTable(Table):
         if p == SHUFFLE:
             return [self.expect("shuffle", self.croupier)]
         if p == CUT:
-            low, high = R.cut_positions(len(self.shoe["cards"]))
+            low, high = C.cut_positions(len(self.shoe["cards"]))
             return [self.expect("cut", name, position={"min": low, "max": high}) for name in self.cutters]
         if p == STAKES:
             rooms = {spot: R.exposure_room(self.rules, self.totals_now, spot) for spot in R.SPOTS}
@@ -250,9 +251,9 @@ class PuntoBancoTable(Table):
     @command("cut", position=POSITION)
     def _cut(self, rec: Recorder, player: str, position: int) -> None:
         """A player cuts the shoe; its first card is then turned and that many cards burned face down."""
-        self._cut_shoe(rec, player, position, *R.cut_positions(len(self.shoe["cards"])))
+        self._cut_shoe(rec, player, position, *C.cut_positions(len(self.shoe["cards"])))
         turned = self._take(rec, self.croupier, BURN, True)
-        count = R.burn_count(turned)
+        count = C.burn_count(turned)
         for _ in range(count):
             self._take(rec, self.croupier, BURN, False)
         rec(CardsBurned, self.croupier, shoe=self.shoe["number"], turned=turned, burned=count)
@@ -299,8 +300,8 @@ class PuntoBancoTable(Table):
         if self.phase == STAKES:
             rec(StakesClosed, DEALER_RULE, coup=self.coup, stakes={p: dict(s) for p, s in self.stakes.items()})
         start = self.shoe["dealt"]
-        coup = R.play_coup(self.shoe["cards"][start : start + R.LONGEST_COUP])
-        for to in R.DEAL_ORDER:
+        coup = C.play_coup(self.shoe["cards"][start : start + C.LONGEST_COUP])
+        for to in C.DEAL_ORDER:
             self._take(rec, player, to, True)
         if not coup.natural:
             self._third_cards(rec, player, coup)
@@ -311,18 +312,18 @@ class PuntoBancoTable(Table):
             self._pay(rec, DEALER_RULE, p["payer"], p["payee"], p["amount"], f"{p['spot']} {p['reason']}")
         self._end_of_coup(rec, start)
 
-    def _third_cards(self, rec: Recorder, croupier: str, coup: R.Coup) -> None:
+    def _third_cards(self, rec: Recorder, croupier: str, coup: C.Coup) -> None:
         """No natural: the player's rule, then the banker's, each recorded with its reason, and the cards
         they call for."""
         player_two, banker_two = hand_total(coup.player[:2]), hand_total(coup.banker[:2])
         player_draws = len(coup.player) == 3
         rec(DrawDecided, DEALER_RULE, coup=self.coup, hand=R.PLAYER, total=player_two,
-            decision=DRAW if player_draws else STAND, rule=R.player_rule_text(player_two))
+            decision=DRAW if player_draws else STAND, rule=C.player_rule_text(player_two))
         if player_draws:
             self._take(rec, croupier, R.PLAYER, True)
         banker_draws = len(coup.banker) == 3
         rec(DrawDecided, DEALER_RULE, coup=self.coup, hand=R.BANKER, total=banker_two,
-            decision=DRAW if banker_draws else STAND, rule=R.banker_rule_text(banker_two, coup.player_third))
+            decision=DRAW if banker_draws else STAND, rule=C.banker_rule_text(banker_two, coup.player_third))
         if banker_draws:
             self._take(rec, croupier, R.BANKER, True)
 
@@ -330,10 +331,10 @@ class PuntoBancoTable(Table):
         """The stop card: the coup in which it comes out is finished and one more is played; then the shoe
         ends and its seed is revealed."""
         shoe = self.shoe
-        state = R.after_coup(start, shoe["dealt"], len(shoe["cards"]), self.rules["stop_card"], self.last_coup)
-        if state == R.LAST_COUP:
+        state = C.after_coup(start, shoe["dealt"], len(shoe["cards"]), self.rules["stop_card"], self.last_coup)
+        if state == C.LAST_COUP:
             rec(StopCardCameOut, DEALER_RULE, shoe=shoe["number"], coup=self.coup)
-        elif state == R.SHOE_OVER:
+        elif state == C.SHOE_OVER:
             rec(ShoeFinished, DEALER_RULE, shoe=shoe["number"], dealt=shoe["dealt"])
             self._reveal(rec)
 

@@ -14,6 +14,7 @@ from domain import baccarat
 from domain.cards import new_deck, point_value
 from domain.chemin_de_fer import rules as chemin_de_fer
 from domain.errors import BadArgument, InvalidRules
+from domain.punto_banco import coup as C
 from domain.punto_banco import rules as R
 from domain.shuffle import shoe_order
 from tests.punto_banco_play import (
@@ -68,7 +69,7 @@ def test_the_tableau_has_all_eighty_eight_cells():
 
 @pytest.mark.parametrize("banker_total,player_third,draws", list(tableau_cells()))
 def test_banker_rule_cell(banker_total, player_third, draws):
-    assert R.banker_draws(banker_total, player_third) is draws
+    assert C.banker_draws(banker_total, player_third) is draws
 
 
 @pytest.mark.parametrize("banker_total,player_third,draws", list(tableau_cells()))
@@ -80,18 +81,18 @@ def test_a_dealt_coup_follows_the_banker_rule_cell(banker_total, player_third, d
     if player_third is not None:
         shoe.append(CARD[player_third])
     shoe.append("9c")  # the card the banker takes if the rule says draw
-    coup = R.play_coup(shoe)
+    coup = C.play_coup(shoe)
     assert coup.player_third == player_third
     assert len(coup.banker) == (3 if draws else 2)
     assert coup.banker[2:] == (("9c",) if draws else ())
 
 
 def test_banker_3_stands_only_against_an_eight_and_draws_against_a_nine():
-    assert [R.banker_draws(3, p) for p in range(10)] == [True] * 8 + [False, True]
+    assert [C.banker_draws(3, p) for p in range(10)] == [True] * 8 + [False, True]
 
 
 def test_banker_5_draws_against_a_four():
-    assert R.banker_draws(5, 4) is True
+    assert C.banker_draws(5, 4) is True
 
 
 # --- the player's rule -----------------------------------------------------------------------------
@@ -101,39 +102,39 @@ def test_banker_5_draws_against_a_four():
     [(0, True), (1, True), (2, True), (3, True), (4, True), (5, True), (6, False), (7, False), (8, False), (9, False)],
 )
 def test_player_draws_on_0_to_5_and_stands_on_6_to_9(total, draws):
-    assert R.player_draws(total) is draws
+    assert C.player_draws(total) is draws
 
 
 @pytest.mark.parametrize("total", range(8))
 def test_a_dealt_coup_follows_the_player_rule(total):
     player, banker = two_cards(total), ["Ts", "7c"]  # the banker's 7 stands whatever the player does
-    coup = R.play_coup([player[0], banker[0], player[1], banker[1], "4d", "5d"])
+    coup = C.play_coup([player[0], banker[0], player[1], banker[1], "4d", "5d"])
     assert len(coup.player) == (3 if total <= 5 else 2)
     assert len(coup.banker) == 2
 
 
 def test_rule_texts_say_what_the_rule_decided():
-    assert R.player_rule_text(5) == "the player's hand draws on 5 (draws on 0-5, stands on 6-7)."
-    assert R.player_rule_text(6) == "the player's hand stands on 6 (draws on 0-5, stands on 6-7)."
-    assert "stood" in R.banker_rule_text(5, None) and "draws on 5" in R.banker_rule_text(5, None)
-    assert R.banker_rule_text(3, 8).startswith("the banker's hand stands on 3 against a player's third card worth 8")
+    assert C.player_rule_text(5) == "the player's hand draws on 5 (draws on 0-5, stands on 6-7)."
+    assert C.player_rule_text(6) == "the player's hand stands on 6 (draws on 0-5, stands on 6-7)."
+    assert "stood" in C.banker_rule_text(5, None) and "draws on 5" in C.banker_rule_text(5, None)
+    assert C.banker_rule_text(3, 8).startswith("the banker's hand stands on 3 against a player's third card worth 8")
 
 
 # --- deal order and naturals -----------------------------------------------------------------------
 
 def test_cards_are_dealt_player_banker_player_banker():
-    assert R.DEAL_ORDER == (PLAYER, BANKER, PLAYER, BANKER)
+    assert C.DEAL_ORDER == (PLAYER, BANKER, PLAYER, BANKER)
     cards = ["2s", "3s", "4s", "5s", "6s"]
-    player, banker = R.deal_hands(cards)
+    player, banker = C.deal_hands(cards)
     assert (player, banker) == (["2s", "4s"], ["3s", "5s"])
     hands = {PLAYER: iter(player), BANKER: iter(banker)}
-    assert [next(hands[h]) for h in R.DEAL_ORDER] == cards[:4]
+    assert [next(hands[h]) for h in C.DEAL_ORDER] == cards[:4]
 
 
 def test_dealt_lists_the_cards_in_the_order_they_left_the_shoe():
     # Player 2+3 = 5 draws a 4 (9); banker 0 draws against a 4.
     shoe = ["2s", "Ks", "3s", "Qs", "4s", "6s", "Ah"]
-    coup = R.play_coup(shoe)
+    coup = C.play_coup(shoe)
     assert coup.player == ("2s", "3s", "4s")
     assert coup.banker == ("Ks", "Qs", "6s")
     assert coup.dealt == tuple(shoe[:6])
@@ -153,13 +154,13 @@ def test_dealt_lists_the_cards_in_the_order_they_left_the_shoe():
     ],
 )
 def test_a_natural_on_either_hand_decides_the_coup(player, banker, natural):
-    assert R.natural_decides(baccarat.hand_total(player), baccarat.hand_total(banker)) is natural
+    assert C.natural_decides(baccarat.hand_total(player), baccarat.hand_total(banker)) is natural
 
 
 @pytest.mark.parametrize("player_total", range(10))
 @pytest.mark.parametrize("banker_total", range(10))
 def test_naturals_are_an_eight_or_a_nine_on_either_hand(player_total, banker_total):
-    assert R.natural_decides(player_total, banker_total) is (player_total >= 8 or banker_total >= 8)
+    assert C.natural_decides(player_total, banker_total) is (player_total >= 8 or banker_total >= 8)
 
 
 @pytest.mark.parametrize(
@@ -172,7 +173,7 @@ def test_naturals_are_an_eight_or_a_nine_on_either_hand(player_total, banker_tot
     ],
 )
 def test_a_natural_stops_both_hands_at_two_cards(player, banker, outcome):
-    coup = R.play_coup([player[0], banker[0], player[1], banker[1], "5s", "5h"])
+    coup = C.play_coup([player[0], banker[0], player[1], banker[1], "5s", "5h"])
     assert coup.natural
     assert (len(coup.player), len(coup.banker), cards_used(coup)) == (2, 2, 4)
     assert coup.outcome == outcome
@@ -180,26 +181,26 @@ def test_a_natural_stops_both_hands_at_two_cards(player, banker, outcome):
 
 def test_a_three_card_eight_is_no_natural():
     # Player 3+2 = 5 draws a 3 and has 8 in three cards; the banker's 6 stands against a 3.
-    coup = R.play_coup(["3s", "6h", "2s", "Kh", "3d", "9c"])
+    coup = C.play_coup(["3s", "6h", "2s", "Kh", "3d", "9c"])
     assert not coup.natural
     assert (coup.player_total, coup.banker_total, coup.outcome) == (8, 6, PLAYER)
 
 
 @pytest.mark.parametrize("p,b,expected", [(7, 6, PLAYER), (6, 7, BANKER), (5, 5, TIE), (0, 0, TIE), (9, 8, PLAYER)])
 def test_the_higher_total_wins_and_equal_totals_tie(p, b, expected):
-    assert R.outcome(p, b) == expected
+    assert C.outcome(p, b) == expected
 
 
 def test_a_coup_asks_for_no_card_it_does_not_need_and_says_when_one_is_missing():
-    assert cards_used(R.play_coup(["8s", "Kh", "Ks", "Kd"])) == 4
-    with pytest.raises(R.ShoeTooShort):
-        R.play_coup(["2s", "Kh", "3s"])
-    with pytest.raises(R.ShoeTooShort):
-        R.play_coup(["2s", "Kh", "3s", "Kd"])  # player 5 draws, and there is no fifth card
+    assert cards_used(C.play_coup(["8s", "Kh", "Ks", "Kd"])) == 4
+    with pytest.raises(C.ShoeTooShort):
+        C.play_coup(["2s", "Kh", "3s"])
+    with pytest.raises(C.ShoeTooShort):
+        C.play_coup(["2s", "Kh", "3s", "Kd"])  # player 5 draws, and there is no fifth card
 
 
 def test_coup_to_data_is_plain_data():
-    data = coup_data(R.play_coup(["2s", "Ks", "3s", "Qs", "4s", "6s"]))
+    data = coup_data(C.play_coup(["2s", "Ks", "3s", "Qs", "4s", "6s"]))
     assert data == {
         "player": ["2s", "3s", "4s"],
         "banker": ["Ks", "Qs", "6s"],
@@ -219,27 +220,27 @@ def test_coup_to_data_is_plain_data():
 )
 def test_the_turned_card_burns_its_point_value_a_ten_or_court_card_ten(rank, count):
     card = rank + "s"
-    assert R.burn_count(card) == count
+    assert C.burn_count(card) == count
     shoe = [card, *new_deck(1)]
     assert burn(shoe) == tuple(shoe[: 1 + count])
 
 
 def test_cut_positions_are_1_to_n_minus_1():
-    assert R.cut_positions(416) == (1, 415)
+    assert C.cut_positions(416) == (1, 415)
 
 
 def test_the_stop_card_stands_before_the_last_stop_card_cards():
-    assert R.stop_index(416, 16) == 400
-    assert R.stop_card_comes_out(396, 401, 416, 16)  # took the card at 400
-    assert R.stop_card_comes_out(400, 404, 416, 16)  # the stop card is the first thing out of the shoe
-    assert not R.stop_card_comes_out(395, 400, 416, 16)  # ended just before it
-    assert not R.stop_card_comes_out(401, 405, 416, 16)  # already out
+    assert C.stop_index(416, 16) == 400
+    assert C.stop_card_comes_out(396, 401, 416, 16)  # took the card at 400
+    assert C.stop_card_comes_out(400, 404, 416, 16)  # the stop card is the first thing out of the shoe
+    assert not C.stop_card_comes_out(395, 400, 416, 16)  # ended just before it
+    assert not C.stop_card_comes_out(401, 405, 416, 16)  # already out
 
 
 def test_the_coup_with_the_stop_card_is_finished_and_one_more_is_played():
-    assert R.after_coup(390, 395, 416, 16, last_coup=False) == R.PLAY_ON
-    assert R.after_coup(398, 402, 416, 16, last_coup=False) == R.LAST_COUP
-    assert R.after_coup(402, 408, 416, 16, last_coup=True) == R.SHOE_OVER
+    assert C.after_coup(390, 395, 416, 16, last_coup=False) == C.PLAY_ON
+    assert C.after_coup(398, 402, 416, 16, last_coup=False) == C.LAST_COUP
+    assert C.after_coup(402, 408, 416, 16, last_coup=True) == C.SHOE_OVER
 
 
 def test_a_shoe_is_played_to_the_coup_after_the_stop_card():
@@ -248,7 +249,7 @@ def test_a_shoe_is_played_to_the_coup_after_the_stop_card():
     assert play.burned == burn(shoe)
     dealt = [card for coup in play.coups for card in coup.dealt]
     assert list(play.burned) + dealt == shoe[: len(shoe) - play.cards_left]
-    stop = R.stop_index(len(shoe), 16)
+    stop = C.stop_index(len(shoe), 16)
     before_last = len(shoe) - play.cards_left - cards_used(play.coups[-1])
     assert before_last > stop >= before_last - cards_used(play.coups[-2])
 
@@ -501,7 +502,7 @@ rules_strategy = st.fixed_dictionaries(
 
 @given(st.lists(cards, min_size=6, max_size=6))
 def test_a_coup_from_any_shoe_prefix_follows_the_rules(prefix):
-    coup = R.play_coup(prefix)
+    coup = C.play_coup(prefix)
     assert 4 <= cards_used(coup) <= 6
     assert coup.dealt == tuple(prefix[: cards_used(coup)])
     assert coup.player[:2] == (prefix[0], prefix[2]) and coup.banker[:2] == (prefix[1], prefix[3])
@@ -514,8 +515,8 @@ def test_a_coup_from_any_shoe_prefix_follows_the_rules(prefix):
     else:
         assert (len(coup.player) == 3) == (first_player <= 5)
         third = point_value(coup.player[2]) if len(coup.player) == 3 else None
-        assert (len(coup.banker) == 3) == R.banker_draws(first_banker, third)
-    assert coup.outcome == R.outcome(coup.player_total, coup.banker_total)
+        assert (len(coup.banker) == 3) == C.banker_draws(first_banker, third)
+    assert coup.outcome == C.outcome(coup.player_total, coup.banker_total)
 
 
 @settings(deadline=None, max_examples=40)
@@ -531,12 +532,12 @@ def test_a_shoe_ends_one_coup_after_the_stop_card_and_never_runs_dry(seed, decks
     assert 2 <= len(play.burned) <= LONGEST_BURN
     used = len(play.burned) + sum(cards_used(c) for c in play.coups)
     assert used + play.cards_left == len(shoe)
-    assert 0 <= stop_card - 2 * R.LONGEST_COUP <= play.cards_left < stop_card
+    assert 0 <= stop_card - 2 * C.LONGEST_COUP <= play.cards_left < stop_card
     starts = [len(play.burned)]
     for coup in play.coups:
         starts.append(starts[-1] + cards_used(coup))
     came_out = [
-        R.stop_card_comes_out(a, b, len(shoe), stop_card) for a, b in zip(starts, starts[1:], strict=False)
+        C.stop_card_comes_out(a, b, len(shoe), stop_card) for a, b in zip(starts, starts[1:], strict=False)
     ]
     assert came_out[-2] and not any(came_out[:-2]) and not came_out[-1]
 
@@ -589,9 +590,9 @@ def test_punto_banco_is_chemin_de_fer_classic_with_every_free_choice_drawn(banke
     # So the exact probabilities scripts/odds works out for Chemin de fer's classic rule (drawing on
     # every free choice) are punto banco's: 0.458597 / 0.446247 / 0.095156 for eight decks.
     classic = chemin_de_fer.banker_choice(banker_total, player_third, "classic")
-    assert R.banker_draws(banker_total, player_third) == (classic != chemin_de_fer.STAND)
+    assert C.banker_draws(banker_total, player_third) == (classic != chemin_de_fer.STAND)
     classic = chemin_de_fer.punter_choice(banker_total, "classic")
-    assert R.player_draws(banker_total) == (classic != chemin_de_fer.STAND)
+    assert C.player_draws(banker_total) == (classic != chemin_de_fer.STAND)
 
 
 def test_200000_coups_from_fresh_eight_deck_shoes_land_on_the_published_odds():
