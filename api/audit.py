@@ -10,7 +10,7 @@ from flask_smorest import Blueprint
 
 from api import auth, http
 from api.openapi import answers
-from api.schemas import (
+from api.schemas_history import (
     DecisionsPageSchema,
     DecisionsQueryArgs,
     RoadsQueryArgs,

@@ -20,7 +20,7 @@ from api.auth import PLAYER_ROLE, current_principal
 from api.http import RequestRefused
 from api.openapi import answers
 from api.policy import BodyParser, Whole, clean_text
-from api.schemas import VOID, RoundsQueryArgs
+from api.schemas_history import VOID, RoundsQueryArgs
 from domain.inputs import MAX_NAME_LENGTH, folded
 from service.credentials import DEFAULT_TTL, MAX_TABLES, MAX_TTL, MIN_TTL
 
